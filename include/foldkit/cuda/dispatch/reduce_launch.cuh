@@ -1,0 +1,89 @@
+// Planning and launching the full-array reduction kernel. The plan is a plain value (grid,
+// block, unroll) computed from n, the element size, the tuning, the SM count and the kernel's
+// occupancy.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "foldkit/cuda/device/reduce_full_kernel.cuh"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/tuning/reduce_tuning.hpp"
+
+namespace foldkit::cuda::detail {
+
+struct ReducePlan {
+  int block_threads;
+  int grid;
+  int unroll;
+};
+
+// Enough blocks that each thread has one full unrolled iteration of work, but never more than
+// fit on the GPU at once (tuning's blocks per SM, capped by occupancy): small arrays get few
+// blocks (often one, which skips the cross-block phase), large arrays a full, persistent grid.
+inline ReducePlan plan_full_reduce(std::int64_t n, std::size_t element_bytes, tuning::ReduceTuning t, int sm_count,
+                                   int resident_blocks_per_sm) {
+  const std::int64_t lanes = static_cast<std::int64_t>(16 / element_bytes);
+  const std::int64_t per_block = static_cast<std::int64_t>(t.block_threads) * t.unroll * lanes;
+  const std::int64_t wanted = (n + per_block - 1) / per_block;
+  const int per_sm = std::max(1, std::min({t.blocks_per_sm, resident_blocks_per_sm, tuning::kMaxBlocksPerSm}));
+  const std::int64_t most = static_cast<std::int64_t>(sm_count) * per_sm;
+  return ReducePlan{t.block_threads, static_cast<int>(std::clamp<std::int64_t>(wanted, 1, most)), t.unroll};
+}
+
+// Resident blocks per SM of one kernel at one block size, asked of the runtime once per block
+// size and remembered (a pure function of the kernel and the architecture it was built for).
+template <class Kernel>
+int resident_blocks_per_sm(Kernel kernel, int block_threads) {
+  static std::atomic<int> known[33] = {};
+  std::atomic<int>& slot = known[block_threads / 32];
+  int blocks = slot.load(std::memory_order_relaxed);
+  if (blocks == 0) {
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block_threads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (blocks < 1) throw Error(Errc::invalid_argument, "reduce: block size does not fit on this GPU");
+    slot.store(blocks, std::memory_order_relaxed);
+  }
+  return blocks;
+}
+
+template <int kUnroll, class Spec>
+void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int64_t n,
+                                 typename Spec::result_type* d_out, Workspace ws, const Spec& spec,
+                                 tuning::ReduceTuning t, cudaStream_t stream) {
+  static_assert(sizeof(typename Spec::accum_type) <= tuning::kPartialSlotBytes, "accumulator too large");
+  const auto kernel = reduce_full_kernel<kUnroll, Spec>;
+  const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, current_sm_count(),
+                                           resident_blocks_per_sm(kernel, t.block_threads));
+  auto* bytes = static_cast<char*>(ws.ptr);
+  auto* ticket = reinterpret_cast<unsigned int*>(bytes + kTicketOffset);
+  auto* partials = reinterpret_cast<typename Spec::accum_type*>(bytes + kPartialsOffset);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(plan.grid));
+  config.blockDim = dim3(static_cast<unsigned>(plan.block_threads));
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = t.programmatic_launch ? 1 : 0;
+  check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, partials, ticket, spec), "launching reduce_full_kernel");
+}
+
+// Launches with the tuning's unroll; kUnrolls lists the unroll factors instantiated.
+template <int... kUnrolls, class Spec>
+void launch_reduce_full(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
+                        Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream) {
+  if (t.block_threads < 32 || t.block_threads > 1024 || t.block_threads % 32 != 0)
+    throw Error(Errc::invalid_argument, "reduce: block_threads must be a multiple of 32 in [32, 1024]");
+  const bool launched =
+      ((t.unroll == kUnrolls ? (launch_reduce_full_unrolled<kUnrolls>(d_in, n, d_out, ws, spec, t, stream), true)
+                             : false) ||
+       ...);
+  if (!launched) throw Error(Errc::invalid_argument, "reduce: unroll factor not available");
+}
+
+}  // namespace foldkit::cuda::detail

@@ -1,0 +1,31 @@
+// Host-side helpers every CUDA entry point shares: error checks, device facts, argument
+// validation and the workspace layout. Internal (namespace detail), but installed because the
+// header-only user-functor path (reduce_custom.cuh) uses it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "foldkit/cuda/reduce.hpp"
+
+namespace foldkit::cuda::detail {
+
+// Throws Error(cuda_error) carrying CUDA's message when status is not cudaSuccess.
+void check_cuda(cudaError_t status, const char* what);
+
+// Multiprocessor count of the current device (throws no_device when there is none).
+int current_sm_count();
+
+// Workspace layout: [ticket | staging for reduce_to_host | partials, one 16-byte slot per block].
+inline constexpr std::size_t kTicketOffset = 0;
+inline constexpr std::size_t kStagingOffset = 256;
+inline constexpr std::size_t kStagingBytes = 64;
+inline constexpr std::size_t kPartialsOffset = 512;
+
+// Validates the arguments of a full-array reduction (pointers, n, workspace) and throws the
+// documented Error; `nonempty` marks ops without an identity.
+void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty);
+
+}  // namespace foldkit::cuda::detail

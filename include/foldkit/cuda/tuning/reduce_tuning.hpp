@@ -1,0 +1,36 @@
+// Tuning of the full-array reduction kernel: the launch configuration per element size, and the
+// sweep that chose it. Re-tune with `foldkit-bench sweep` and record the table here.
+//
+// Sweep (NVIDIA H100 80GB HBM3, 132 SMs): not yet run; the constants below are the starting
+// point (a full SM of threads, four 16-byte loads in flight per thread).
+#pragma once
+
+#include <cstddef>
+
+namespace foldkit::cuda::tuning {
+
+struct ReduceTuning {
+  int block_threads;  // threads per block (multiple of 32)
+  int blocks_per_sm;  // upper bound on resident blocks per SM the grid is sized for
+  int unroll;         // independent 16-byte loads in flight per thread per iteration
+  // Launch with programmatic stream serialization (Hopper PDL): the kernel's launch overlaps
+  // the end of the previous kernel in the stream; the kernel waits for it before reading.
+  bool programmatic_launch = true;
+};
+
+// Blocks per SM the workspace has room for: the largest grid any configuration may launch.
+inline constexpr int kMaxBlocksPerSm = 32;
+
+// Bytes of one partial result slot: the largest accumulator (ArgResult<double>, 16 bytes).
+inline constexpr std::size_t kPartialSlotBytes = 16;
+
+constexpr ReduceTuning reduce_tuning_for(std::size_t element_bytes) {
+  switch (element_bytes) {
+    case 2: return {256, 8, 4};
+    case 4: return {256, 8, 4};
+    case 8: return {256, 8, 4};
+    default: return {256, 8, 4};
+  }
+}
+
+}  // namespace foldkit::cuda::tuning

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One device call: build for sm_90, run the GPU test suite, a reduced suite under
+# compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
+# Usage (on the GPU machine, from the repo root): scripts/gpu_check.sh [all|build|test|sanitize|bench|sweep]...
+set -uo pipefail
+OUT=${OUT:-/tmp/foldkit-out}
+BUILD=${BUILD:-/tmp/foldkit-build}
+mkdir -p "$OUT"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(all)
+has() { local s; for s in "${steps[@]}"; do [ "$s" = "$1" ] || [ "$s" = all ] && return 0; done; return 1; }
+status=0
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+
+if has build || has test || has sanitize || has bench || has sweep; then
+  stamp build
+  if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
+         && cmake --build "$BUILD" -j16; } > "$OUT/build.log" 2>&1; then
+    tail -50 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
+  fi
+  tail -3 "$OUT/build.log"
+fi
+
+if has test; then
+  stamp ctest
+  ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 600 > "$OUT/ctest.log" 2>&1 || status=1
+  grep -E "tests passed|tests failed|Failed|SKIPPED|\*\*\*" "$OUT/ctest.log" | tail -25
+fi
+
+if has sanitize; then
+  gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_tests_gpu' -type f | head -1)
+  for tool in memcheck racecheck; do
+    stamp "compute-sanitizer $tool"
+    FOLDKIT_TEST_MAX_N=${SANITIZE_MAX_N:-70000} compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      "$gpu_tests" --gtest_filter="${SANITIZE_FILTER:-*}" > "$OUT/sanitize_$tool.log" 2>&1 || status=1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_$tool.log" | tail -4
+  done
+fi
+
+if has bench; then
+  stamp bench
+  "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.txt" || status=1
+fi
+
+if has sweep; then
+  stamp sweep
+  "$BUILD/tools/bench/foldkit-bench" sweep --csv "$OUT/sweep.csv" > "$OUT/sweep.txt" 2>&1 || status=1
+  tail -60 "$OUT/sweep.txt"
+fi
+stamp "done (status $status)"
+exit $status

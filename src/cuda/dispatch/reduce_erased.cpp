@@ -1,0 +1,66 @@
+// Type-erased CUDA entry points (op and dtype chosen at run time) and the tuning hooks.
+#include <string>
+
+#include "cuda/dispatch/reduce_config.hpp"
+#include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/tuning/reduce_tuning.hpp"
+
+namespace foldkit::cuda {
+
+namespace detail {
+template <class T>
+void reduce_sum_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t<ReduceOp::sum, T>* d_out,
+                                  Workspace ws, ReduceLaunchConfig cfg, cudaStream_t stream);
+
+static void check_enums(ReduceOp op, DType dtype) {
+  if (!is_valid(op)) throw Error(Errc::unsupported, "unknown ReduceOp value " + std::to_string(static_cast<int>(op)));
+  if (!is_valid(dtype)) throw Error(Errc::unsupported, "unknown DType value " + std::to_string(static_cast<int>(dtype)));
+}
+
+template <class T, class Call>
+static void visit_op(ReduceOp op, Call&& call) {
+  switch (op) {
+    case ReduceOp::sum: return call(std::integral_constant<ReduceOp, ReduceOp::sum>{});
+    case ReduceOp::prod: return call(std::integral_constant<ReduceOp, ReduceOp::prod>{});
+    case ReduceOp::min: return call(std::integral_constant<ReduceOp, ReduceOp::min>{});
+    case ReduceOp::max: return call(std::integral_constant<ReduceOp, ReduceOp::max>{});
+    case ReduceOp::mean: return call(std::integral_constant<ReduceOp, ReduceOp::mean>{});
+    case ReduceOp::argmin: return call(std::integral_constant<ReduceOp, ReduceOp::argmin>{});
+    case ReduceOp::argmax: return call(std::integral_constant<ReduceOp, ReduceOp::argmax>{});
+  }
+}
+
+ReduceLaunchConfig tuned_reduce_config(DType dtype) {
+  if (!is_valid(dtype)) throw Error(Errc::unsupported, "unknown DType value");
+  const tuning::ReduceTuning t = tuning::reduce_tuning_for(dtype_size(dtype));
+  return ReduceLaunchConfig{t.block_threads, t.blocks_per_sm, t.unroll};
+}
+
+void reduce_sum_with_config(DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws,
+                            ReduceLaunchConfig cfg, cudaStream_t stream) {
+  check_enums(ReduceOp::sum, dtype);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    reduce_sum_with_config_typed<T>(static_cast<const T*>(d_in), n,
+                                    static_cast<reduce_result_t<ReduceOp::sum, T>*>(d_out), ws, cfg, stream);
+  });
+}
+}  // namespace detail
+
+void reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws, cudaStream_t stream) {
+  detail::check_enums(op, dtype);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    detail::visit_op<T>(op, [&](auto op_tag) {
+      constexpr ReduceOp kOp = decltype(op_tag)::value;
+      reduce<kOp, T>(static_cast<const T*>(d_in), n, static_cast<reduce_result_t<kOp, T>*>(d_out), ws, stream);
+    });
+  });
+}
+
+void reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, cudaStream_t stream) {
+  detail::check_enums(op, dtype);
+  reduce(op, dtype, d_in, n, d_out, detail::stream_workspace(stream), stream);
+}
+
+}  // namespace foldkit::cuda

@@ -1,0 +1,77 @@
+// Definitions of the typed CUDA reduction entry points. Included only by the per-dtype
+// instantiation files in src/cuda/instantiate/, so each dtype's kernels compile in their own TU.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/dispatch/reduce_config.hpp"
+#include "foldkit/cuda/device/reduce_spec.cuh"
+#include "foldkit/cuda/dispatch/reduce_launch.cuh"
+#include "foldkit/cuda/reduce.hpp"
+
+namespace foldkit::cuda {
+
+template <ReduceOp Op, class T>
+void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
+  detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
+  constexpr tuning::ReduceTuning t = tuning::reduce_tuning_for(sizeof(T));
+  detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+}
+
+template <ReduceOp Op, class T>
+void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, cudaStream_t stream) {
+  reduce<Op, T>(d_in, n, d_out, detail::stream_workspace(stream), stream);
+}
+
+template <ReduceOp Op, class T>
+reduce_result_t<Op, T> reduce_to_host(const T* d_in, std::int64_t n, cudaStream_t stream) {
+  using R = reduce_result_t<Op, T>;
+  static_assert(sizeof(R) <= detail::kStagingBytes);
+  const Workspace ws = detail::stream_workspace(stream);
+  auto* staging = reinterpret_cast<R*>(static_cast<char*>(ws.ptr) + detail::kStagingOffset);
+  reduce<Op, T>(d_in, n, staging, ws, stream);
+  R result;
+  detail::check_cuda(cudaMemcpyAsync(&result, staging, sizeof(R), cudaMemcpyDeviceToHost, stream),
+                     "cudaMemcpyAsync (reduce_to_host)");
+  detail::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (reduce_to_host)");
+  return result;
+}
+
+namespace detail {
+
+// Sum with a caller-chosen launch configuration: the tuning sweep's entry point.
+template <class T>
+void reduce_sum_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t<ReduceOp::sum, T>* d_out,
+                                  Workspace ws, ReduceLaunchConfig cfg, cudaStream_t stream) {
+  if (cfg.block_threads < 32 || cfg.block_threads > 1024 || cfg.block_threads % 32 != 0 || cfg.blocks_per_sm < 1 ||
+      cfg.blocks_per_sm > tuning::kMaxBlocksPerSm)
+    throw Error(Errc::invalid_argument, "reduce_sum_with_config: block_threads must be a multiple of 32 in "
+                                        "[32, 1024] and blocks_per_sm in [1, 32]");
+  validate_reduce_args(d_in, n, d_out, ws, false);
+  const tuning::ReduceTuning t{cfg.block_threads, cfg.blocks_per_sm, cfg.unroll};
+  launch_reduce_full<1, 2, 4, 8>(d_in, n, d_out, ws, BuiltinReduceSpec<ReduceOp::sum, T>{}, t, stream);
+}
+
+}  // namespace detail
+}  // namespace foldkit::cuda
+
+// Instantiates every op of one dtype, and the sweep entry point.
+#define FOLDKIT_INSTANTIATE_REDUCE_OP(OP, T)                                                                 \
+  template void foldkit::cuda::reduce<OP, T>(const T*, std::int64_t, foldkit::reduce_result_t<OP, T>*,      \
+                                              foldkit::cuda::Workspace, cudaStream_t);                       \
+  template void foldkit::cuda::reduce<OP, T>(const T*, std::int64_t, foldkit::reduce_result_t<OP, T>*,      \
+                                              cudaStream_t);                                                 \
+  template foldkit::reduce_result_t<OP, T> foldkit::cuda::reduce_to_host<OP, T>(const T*, std::int64_t,     \
+                                                                                 cudaStream_t);
+
+#define FOLDKIT_INSTANTIATE_REDUCE(T)                                                                        \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::sum, T)                                                   \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::prod, T)                                                  \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::min, T)                                                   \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::max, T)                                                   \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::mean, T)                                                  \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::argmin, T)                                                \
+  FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::argmax, T)                                                \
+  template void foldkit::cuda::detail::reduce_sum_with_config_typed<T>(                                      \
+      const T*, std::int64_t, foldkit::reduce_result_t<foldkit::ReduceOp::sum, T>*, foldkit::cuda::Workspace, \
+      foldkit::cuda::detail::ReduceLaunchConfig, cudaStream_t);

@@ -1,0 +1,122 @@
+// Device facts, error checks, argument validation and workspaces for the CUDA backend.
+#include "foldkit/cuda/dispatch/runtime.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/tuning/reduce_tuning.hpp"
+
+namespace foldkit::cuda {
+
+namespace detail {
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
+  throw Error(Errc::cuda_error, std::string(what) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+}
+
+static int current_device() {
+  int device = 0;
+  const cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+    (void)cudaGetLastError();
+    throw Error(Errc::no_device, "no usable CUDA device");
+  }
+  check_cuda(status, "cudaGetDevice");
+  return device;
+}
+
+static int sm_count_of(int device) {
+  int sms = 0;
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return sms;
+}
+
+int current_sm_count() { return sm_count_of(current_device()); }
+
+void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
+  if (n < 0) throw Error(Errc::invalid_argument, "n is negative (" + std::to_string(n) + ")");
+  if (d_in == nullptr && n > 0) throw Error(Errc::invalid_argument, "input is null but n = " + std::to_string(n));
+  if (d_out == nullptr) throw Error(Errc::invalid_argument, "output is null");
+  if (nonempty && n == 0) throw Error(Errc::empty_input, "this reduction has no identity; the input is empty");
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "workspace is null");
+  if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
+    throw Error(Errc::invalid_argument, "workspace must be 16-byte aligned");
+  const std::size_t need = reduce_workspace_bytes();
+  if (ws.bytes < need)
+    throw Error(Errc::invalid_argument, "workspace has " + std::to_string(ws.bytes) + " bytes; " +
+                                            std::to_string(need) + " are needed (reduce_workspace_bytes())");
+  if (n > 0) check_device_pointer(d_in, "input");
+  check_device_pointer(d_out, "output");
+  check_device_pointer(ws.ptr, "workspace");
+}
+
+namespace {
+
+// One workspace per (device, stream) for this host thread. Keyed by the stream's unique id
+// (cudaStreamGetId), not its handle: a destroyed stream's handle can be reused by a new stream
+// whose work must not share a workspace with the old stream's pending work.
+struct CachedWorkspace {
+  int device;
+  unsigned long long stream_id;
+  Workspace ws;
+};
+
+struct ThreadWorkspaces {
+  std::vector<CachedWorkspace> entries;
+  ~ThreadWorkspaces() {
+    for (auto& e : entries) (void)cudaFree(e.ws.ptr);  // errors at process exit are harmless
+  }
+};
+
+thread_local ThreadWorkspaces t_workspaces;
+
+}  // namespace
+
+Workspace stream_workspace(cudaStream_t stream) {
+  const int device = current_device();
+  unsigned long long id = 0;
+  check_cuda(cudaStreamGetId(stream, &id), "cudaStreamGetId");
+  for (const auto& e : t_workspaces.entries)
+    if (e.device == device && e.stream_id == id) return e.ws;
+  Workspace ws;
+  ws.bytes = reduce_workspace_bytes(device);
+  check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
+  const cudaError_t zeroed = cudaMemsetAsync(ws.ptr, 0, ws.bytes, stream);
+  if (zeroed != cudaSuccess) {
+    (void)cudaFree(ws.ptr);
+    check_cuda(zeroed, "cudaMemsetAsync (workspace)");
+  }
+  t_workspaces.entries.push_back(CachedWorkspace{device, id, ws});
+  return ws;
+}
+
+}  // namespace detail
+
+bool device_available() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return count > 0;
+}
+
+std::size_t reduce_workspace_bytes(int device) {
+  if (device < 0) device = detail::current_device();
+  return detail::kPartialsOffset +
+         static_cast<std::size_t>(detail::sm_count_of(device)) * tuning::kMaxBlocksPerSm * tuning::kPartialSlotBytes;
+}
+
+void init_workspace(Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "workspace is null");
+  detail::check_cuda(cudaMemsetAsync(ws.ptr, 0, ws.bytes, stream), "cudaMemsetAsync (init_workspace)");
+}
+
+}  // namespace foldkit::cuda

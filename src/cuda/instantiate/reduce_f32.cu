@@ -1,0 +1,4 @@
+// Every full-array reduction of f32 (one dtype per file keeps compile units small and parallel).
+#include "cuda/dispatch/reduce_typed.cuh"
+
+FOLDKIT_INSTANTIATE_REDUCE(float)
