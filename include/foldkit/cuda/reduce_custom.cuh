@@ -20,7 +20,7 @@ namespace foldkit::cuda {
 template <class T, class F>
 void reduce_custom(const T* d_in, std::int64_t n, T* d_out, F op, T identity, Workspace ws, cudaStream_t stream = nullptr) {
   static_assert(std::is_trivially_copyable_v<T>, "reduce_custom: T must be trivially copyable");
-  static_assert(sizeof(T) <= tuning::kPartialSlotBytes, "reduce_custom: T must be at most 16 bytes");
+  static_assert(sizeof(T) <= 16, "reduce_custom: T must be at most 16 bytes");
   static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16,
                 "reduce_custom: sizeof(T) must divide 16 (2, 4, 8 or 16 bytes)");
   detail::validate_reduce_args(d_in, n, d_out, ws, false);

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,13 +32,25 @@ static int current_device() {
   return device;
 }
 
+// The SM count of each device, asked once: it is on every call's path, and a device's SM count
+// never changes while the process runs.
 static int sm_count_of(int device) {
-  int sms = 0;
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  constexpr int kCached = 64;
+  static std::atomic<int> known[kCached] = {};
+  std::atomic<int>* slot = device >= 0 && device < kCached ? &known[device] : nullptr;
+  int sms = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
+  if (sms == 0) {
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    if (slot != nullptr) slot->store(sms, std::memory_order_relaxed);
+  }
   return sms;
 }
 
 int current_sm_count() { return sm_count_of(current_device()); }
+
+static std::size_t workspace_bytes_for(int sm_count) {
+  return kPartialsOffset + static_cast<std::size_t>(sm_count) * tuning::kMaxBlocksPerSm * tuning::kPartialSlotBytes;
+}
 
 void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
   if (n < 0) throw Error(Errc::invalid_argument, "n is negative (" + std::to_string(n) + ")");
@@ -47,7 +60,7 @@ void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, W
   if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "workspace is null");
   if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
     throw Error(Errc::invalid_argument, "workspace must be 16-byte aligned");
-  const std::size_t need = reduce_workspace_bytes();
+  const std::size_t need = workspace_bytes_for(current_sm_count());
   if (ws.bytes < need)
     throw Error(Errc::invalid_argument, "workspace has " + std::to_string(ws.bytes) + " bytes; " +
                                             std::to_string(need) + " are needed (reduce_workspace_bytes())");
@@ -110,8 +123,7 @@ bool device_available() {
 
 std::size_t reduce_workspace_bytes(int device) {
   if (device < 0) device = detail::current_device();
-  return detail::kPartialsOffset +
-         static_cast<std::size_t>(detail::sm_count_of(device)) * tuning::kMaxBlocksPerSm * tuning::kPartialSlotBytes;
+  return detail::workspace_bytes_for(detail::sm_count_of(device));
 }
 
 void init_workspace(Workspace ws, cudaStream_t stream) {

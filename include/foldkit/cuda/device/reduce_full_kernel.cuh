@@ -3,32 +3,28 @@
 // Phase 1, every block: each thread reduces its grid-strided share of 16-byte vectors, keeping
 // kUnroll loads in flight and one accumulator per vector lane (independent dependency chains);
 // the elements before the first 16-byte boundary and after the last whole vector go to the
-// first threads of the grid. A block reduce leaves one partial per block.
-// Phase 2, the last block to finish: the block whose ticket completes the count reads every
-// partial from L2 and writes the result. The ticket lives in the caller's workspace and is
-// returned to zero by that last block (atomicInc wraps), so no state outlives a launch and
-// concurrent launches with separate workspaces never interact.
+// first threads of the grid. A block reduce leaves one partial per block, which the block
+// publishes to its flagged slot in the workspace (flagged_slot.cuh).
+// Phase 2, one block: the block that STARTED last (a ticket taken when each block starts,
+// its latency hidden behind the loads) collects every slot, in block order, and writes the
+// result. Waiting only in the last-started block cannot deadlock: every other block is already
+// resident or finished and waits for nothing. That block then zeroes the slots and the ticket,
+// so the workspace is clean for the next launch and concurrent launches with separate
+// workspaces never interact. No fences are needed on the critical path: a partial reaches the
+// collector in about one L2 round trip.
 //
-// Determinism: the work assignment depends only on (n, grid, block, input alignment), and every
-// combine happens in a fixed order, so the same input and launch give the same bits.
+// Determinism: the work assignment depends only on (n, grid, block, input alignment) and on
+// blockIdx (never on the ticket), and every combine happens in a fixed order, so the same input
+// and launch configuration give the same bits.
 #pragma once
 
 #include <cstdint>
 
 #include "foldkit/cuda/block/block_reduce.cuh"
+#include "foldkit/cuda/device/flagged_slot.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
 
 namespace foldkit::cuda {
-
-// Takes the next ticket: returns the old count and stores (old == last ? 0 : old + 1), so the
-// counter is back at zero once every block has taken one. acq_rel: the release publishes this
-// block's partial (stored just before); the acquire makes every earlier block's partial visible
-// to the block that takes the last ticket. Cheaper than __threadfence() (fence.sc).
-__device__ __forceinline__ unsigned take_ticket(unsigned* ticket, unsigned last) {
-  unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(ticket), "r"(last) : "memory");
-  return old;
-}
 
 __device__ __forceinline__ void wait_for_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -44,19 +40,23 @@ __device__ __forceinline__ void allow_next_grid() {
 template <int kUnroll, class Spec>
 __global__ void __launch_bounds__(1024)
     reduce_full_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n,
-                       typename Spec::result_type* __restrict__ out, typename Spec::accum_type* __restrict__ partials,
-                       unsigned int* __restrict__ ticket, Spec spec) {
+                       typename Spec::result_type* __restrict__ out,
+                       FlaggedSlot<typename Spec::accum_type>* __restrict__ slots, unsigned int* __restrict__ ticket,
+                       Spec spec) {
   using T = typename Spec::input_type;
   using Acc = typename Spec::accum_type;
   using V = Vec16<T>;
   constexpr int kLanes = V::kCount;
   __shared__ BlockReduceStorage<Acc> storage;
-  __shared__ bool is_last_block;
+  __shared__ bool is_collector;
 
   // Split [0, n) into an unaligned head, whole aligned vectors, and a tail.
   // Programmatic dependent launch (Hopper): this grid may have been started before the previous
   // kernel in the stream finished; wait for it before touching memory. A no-op otherwise.
   wait_for_prior_grid();
+  // The start ticket; its result is not needed until the block's input is reduced.
+  unsigned start_ticket = 0;
+  if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = atomicAdd(ticket, 1u);
 
   const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(in) & 15u);
   std::int64_t head = misalign == 0 ? 0 : (16 - misalign) / static_cast<std::int64_t>(sizeof(T));
@@ -107,25 +107,36 @@ __global__ void __launch_bounds__(1024)
     return;
   }
   if (threadIdx.x == 0) {
-    partials[blockIdx.x] = acc;
-    is_last_block = take_ticket(ticket, gridDim.x - 1) == gridDim.x - 1;
+    publish_to_slot(slots + blockIdx.x, acc);
+    is_collector = start_ticket == gridDim.x - 1;
   }
-  __syncthreads();  // extends thread 0's acquire to the whole block
-  if (!is_last_block) return;
+  __syncthreads();
+  if (!is_collector) return;
 
-  // All partial loads are issued before the first combine: one L2 round trip, not one per slot.
+  // Poll every slot; all loads of a batch are issued before any is examined.
   constexpr int kBatch = 8;
   Acc total = spec.identity();
   for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += kBatch * blockDim.x) {
     Acc p[kBatch];
+    unsigned pending = 0;
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
-      const unsigned b = b0 + k * blockDim.x;
-      p[k] = b < gridDim.x ? load_from_l2(partials + b) : spec.identity();
+      p[k] = spec.identity();
+      if (b0 + k * blockDim.x < gridDim.x) pending |= 1u << k;
+    }
+    while (pending != 0) {
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k)
+        if ((pending >> k) & 1u)
+          if (try_collect_slot(slots + b0 + k * blockDim.x, p[k])) pending &= ~(1u << k);
     }
 #pragma unroll
-    for (int k = 0; k < kBatch; ++k) total = spec.combine(total, p[k]);
+    for (int k = 0; k < kBatch; ++k) {
+      total = spec.combine(total, p[k]);
+      if (b0 + k * blockDim.x < gridDim.x) clear_slot(slots + b0 + k * blockDim.x);
+    }
   }
+  if (threadIdx.x == 0) *ticket = 0u;
   __syncthreads();  // storage is reused
   total = block_reduce(total, spec.combine, spec.identity(), storage);
   if (threadIdx.x == 0) *out = spec.finalize(total, n);

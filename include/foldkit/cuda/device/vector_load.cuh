@@ -24,31 +24,4 @@ __device__ __forceinline__ Vec16<T> load_streaming(const Vec16<T>* p) {
   return out;
 }
 
-// Load from L2, bypassing L1: for values other blocks of the same launch wrote (partials).
-template <class T>
-__device__ __forceinline__ T load_from_l2(const T* p) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  if constexpr (sizeof(T) % 8 == 0 && alignof(T) >= 8) {
-    unsigned long long w[sizeof(T) / 8];
-#pragma unroll
-    for (int k = 0; k < int(sizeof(T) / 8); ++k) w[k] = __ldcg(reinterpret_cast<const unsigned long long*>(p) + k);
-    T v;
-    memcpy(&v, w, sizeof(T));
-    return v;
-  } else if constexpr (sizeof(T) == 2) {
-    const unsigned short w = __ldcg(reinterpret_cast<const unsigned short*>(p));
-    T v;
-    memcpy(&v, &w, 2);
-    return v;
-  } else {
-    static_assert(sizeof(T) % 4 == 0 && alignof(T) >= 4, "partials must be 2 bytes or word-sized");
-    unsigned w[sizeof(T) / 4];
-#pragma unroll
-    for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
-    T v;
-    memcpy(&v, w, sizeof(T));
-    return v;
-  }
-}
-
 }  // namespace foldkit::cuda

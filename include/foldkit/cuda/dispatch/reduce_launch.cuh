@@ -54,13 +54,14 @@ template <int kUnroll, class Spec>
 void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int64_t n,
                                  typename Spec::result_type* d_out, Workspace ws, const Spec& spec,
                                  tuning::ReduceTuning t, cudaStream_t stream) {
-  static_assert(sizeof(typename Spec::accum_type) <= tuning::kPartialSlotBytes, "accumulator too large");
+  using Slot = FlaggedSlot<typename Spec::accum_type>;
+  static_assert(sizeof(Slot) <= tuning::kPartialSlotBytes, "accumulator too large");
   const auto kernel = reduce_full_kernel<kUnroll, Spec>;
   const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, current_sm_count(),
                                            resident_blocks_per_sm(kernel, t.block_threads));
   auto* bytes = static_cast<char*>(ws.ptr);
   auto* ticket = reinterpret_cast<unsigned int*>(bytes + kTicketOffset);
-  auto* partials = reinterpret_cast<typename Spec::accum_type*>(bytes + kPartialsOffset);
+  auto* slots = reinterpret_cast<Slot*>(bytes + kPartialsOffset);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(plan.grid));
   config.blockDim = dim3(static_cast<unsigned>(plan.block_threads));
@@ -70,7 +71,7 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
   config.numAttrs = t.programmatic_launch ? 1 : 0;
-  check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, partials, ticket, spec), "launching reduce_full_kernel");
+  check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, slots, ticket, spec), "launching reduce_full_kernel");
 }
 
 // Launches with the tuning's unroll; kUnrolls lists the unroll factors instantiated.

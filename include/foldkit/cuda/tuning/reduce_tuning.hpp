@@ -21,8 +21,9 @@ struct ReduceTuning {
 // Blocks per SM the workspace has room for: the largest grid any configuration may launch.
 inline constexpr int kMaxBlocksPerSm = 32;
 
-// Bytes of one partial result slot: the largest accumulator (ArgResult<double>, 16 bytes).
-inline constexpr std::size_t kPartialSlotBytes = 16;
+// Bytes of one block's partial-result slot: the largest accumulator (16 bytes, e.g.
+// ArgResult<double>) as four flagged 8-byte words.
+inline constexpr std::size_t kPartialSlotBytes = 32;
 
 constexpr ReduceTuning reduce_tuning_for(std::size_t element_bytes) {
   switch (element_bytes) {
