@@ -1,0 +1,119 @@
+// Pointer validation shared by the backends: which memory space a pointer lives in.
+//
+// Compiled as C++ in every build. With CUDA it asks the runtime (cudaPointerGetAttributes), so a
+// device pointer handed to the CPU backend, or a pageable host pointer handed to the CUDA
+// backend, is reported as Errc::wrong_memory instead of crashing or reading garbage.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "foldkit/config.hpp"
+#include "foldkit/error.hpp"
+#include "foldkit/reduce.hpp"
+
+#if FOLDKIT_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include "foldkit/cuda/reduce.hpp"
+#endif
+
+namespace foldkit {
+
+#if FOLDKIT_WITH_CUDA
+namespace {
+
+// Whether the CUDA runtime sees a GPU, decided once (a function-local static is initialised
+// thread-safely). On a machine without a driver or GPU every probe would fail, and some of
+// those failures are slow, so the CPU backend must not pay for one per call.
+bool cuda_runtime_usable() {
+  static const bool usable = [] {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();  // leave no error behind for the caller's own error checks
+      return false;
+    }
+    return count > 0;
+  }();
+  return usable;
+}
+
+std::string ptr_text(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+}  // namespace
+#endif
+
+namespace cpu::detail {
+
+void check_host_input(const void* in, std::int64_t n) {
+  if (n < 0) throw Error(Errc::invalid_argument, "n = " + std::to_string(n) + " is negative");
+  if (in == nullptr && n > 0)
+    throw Error(Errc::invalid_argument, "input is null but n = " + std::to_string(n));
+#if FOLDKIT_WITH_CUDA
+  // n == 0 reads nothing, so any pointer is harmless then; skip the probe.
+  if (n > 0 && cuda_runtime_usable()) {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, in) != cudaSuccess) {
+      cudaGetLastError();  // an unknown pointer is host memory as far as we can tell
+      return;
+    }
+    // Managed memory is readable from the host; pinned host memory is host memory.
+    if (attr.type == cudaMemoryTypeDevice)
+      throw Error(Errc::wrong_memory, "input (" + ptr_text(in) + ", device " + std::to_string(attr.device) +
+                                          ") is device memory passed to the CPU backend; use foldkit::cuda:: "
+                                          "or copy it to the host");
+  }
+#endif
+}
+
+}  // namespace cpu::detail
+
+#if FOLDKIT_WITH_CUDA
+namespace cuda::detail {
+
+void check_device_pointer(const void* p, const char* what) {
+  const std::string name = what != nullptr ? what : "pointer";
+  if (p == nullptr) throw Error(Errc::invalid_argument, name + " is null");
+
+  int current = -1;
+  cudaError_t err = cudaGetDevice(&current);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    const Errc code = err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ? Errc::no_device : Errc::cuda_error;
+    throw Error(code, "cudaGetDevice failed while checking " + name + ": " + cudaGetErrorString(err));
+  }
+  cudaPointerAttributes attr{};
+  err = cudaPointerGetAttributes(&attr, p);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(Errc::cuda_error,
+                "cudaPointerGetAttributes failed for " + name + ": " + cudaGetErrorString(err));
+  }
+
+  switch (attr.type) {
+    case cudaMemoryTypeDevice:
+      if (attr.device != current)
+        throw Error(Errc::wrong_memory, name + " is device memory of device " + std::to_string(attr.device) +
+                                            ", but the current device is " + std::to_string(current));
+      return;
+    case cudaMemoryTypeManaged:
+      return;
+    case cudaMemoryTypeHost:
+      // Page-locked host memory is usable only if it is mapped into the current device's space.
+      if (attr.devicePointer == nullptr)
+        throw Error(Errc::wrong_memory,
+                    name + " is page-locked host memory not mapped for device " + std::to_string(current));
+      return;
+    case cudaMemoryTypeUnregistered:
+    default:
+      throw Error(Errc::wrong_memory, name + " is host memory; the CUDA backend needs device memory");
+  }
+}
+
+}  // namespace cuda::detail
+#endif
+
+}  // namespace foldkit
