@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "foldkit/dtype.hpp"
@@ -125,8 +126,12 @@ template <class A> FOLDKIT_HD A wrap_mul(A a, A b) {
   }
 }
 
+// The identity of floating-point addition is -0.0 (-0 + x == x for every x, including -0).
 template <class A> struct Sum {
-  FOLDKIT_HD static A identity() { return A(0); }
+  FOLDKIT_HD static A identity() {
+    if constexpr (std::is_floating_point_v<A>) return -A(0);
+    else return A(0);
+  }
   FOLDKIT_HD A operator()(A a, A b) const { return wrap_add(a, b); }
 };
 
@@ -144,22 +149,30 @@ template <class A> FOLDKIT_HD A highest_value() {
   else return std::numeric_limits<A>::max();
 }
 
-// NaN wins; among numbers the larger wins. (max(-0, +0) may return either zero; the combine
-// order is fixed, so a given input always gives the same bits.)
+template <class A> FOLDKIT_HD bool sign_bit(A v) {
+  if constexpr (std::is_floating_point_v<A>) return v < A(0) || (v == A(0) && A(1) / v < A(0));
+  else return false;
+}
+
+// NaN wins; among numbers the larger wins, and +0 counts as larger than -0, so that the answer
+// does not depend on the combine order (CPU and GPU agree bit for bit).
 template <class A> struct Max {
   FOLDKIT_HD static A identity() { return lowest_value<A>(); }
   FOLDKIT_HD A operator()(A a, A b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
+    if (a == b) return sign_bit(a) ? b : a;
     return b > a ? b : a;
   }
 };
 
+// NaN wins; among numbers the smaller wins, and -0 counts as smaller than +0.
 template <class A> struct Min {
   FOLDKIT_HD static A identity() { return highest_value<A>(); }
   FOLDKIT_HD A operator()(A a, A b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
+    if (a == b) return sign_bit(a) ? a : b;
     return b < a ? b : a;
   }
 };
@@ -216,7 +229,10 @@ struct reduce_traits {
 
   FOLDKIT_HD static result_type finalize(accum_type acc, std::int64_t n) {
     if constexpr (Op == ReduceOp::mean) {
+      if (n == 0) return std::numeric_limits<result_type>::quiet_NaN();
       return static_cast<result_type>(static_cast<result_type>(acc) / static_cast<result_type>(n));
+    } else if constexpr (Op == ReduceOp::sum) {
+      return n == 0 ? result_type(0) : acc;  // +0 for an empty sum (the identity is -0)
     } else if constexpr (Op == ReduceOp::min || Op == ReduceOp::max) {
       return static_cast<T>(acc);
     } else if constexpr (kUsesIndex) {

@@ -46,6 +46,7 @@ void check_host_input(const void* in, std::int64_t n);  // the validation every 
 
 // A user-supplied associative operator F (callable as T(T, T)) with its identity. Chunks are
 // reduced left to right and their results combined left to right, so F need not be commutative.
+// F is called from several threads at once: it must be safe to call concurrently.
 template <class T, class F>
 T reduce_custom(const T* in, std::int64_t n, F op, T identity) {
   detail::check_host_input(in, n);

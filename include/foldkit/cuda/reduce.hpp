@@ -73,7 +73,8 @@ template <class T> void argmax(const T* d_in, std::int64_t n, ArgResult<T>* d_ou
 // True when the CUDA runtime sees at least one usable GPU (never throws).
 bool device_available();
 
-// Arrays of CUDA's own 16-bit types are foldkit's (same layout): foldkit::cuda::as_foldkit(p).
+// Arrays of CUDA's own 16-bit types (__half, __nv_bfloat16) are foldkit's (same layout):
+// pass as_foldkit_half(p) or as_foldkit_bfloat16(p).
 template <class T> const half* as_foldkit_half(const T* p) { static_assert(sizeof(T) == 2); return reinterpret_cast<const half*>(p); }
 template <class T> const bfloat16* as_foldkit_bfloat16(const T* p) { static_assert(sizeof(T) == 2); return reinterpret_cast<const bfloat16*>(p); }
 
