@@ -1,0 +1,119 @@
+// foldkit-bench: how fast foldkit's full-array reductions are, next to NVIDIA CUB and next to
+// the fastest the memory can be read. See --help.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <string>
+
+#include "options.hpp"
+#include "suites.hpp"
+
+#ifndef FOLDKIT_BENCH_CUDA
+#define FOLDKIT_BENCH_CUDA 0
+#endif
+
+namespace {
+
+const char* kUsage =
+    "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
+    "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...]\n"
+    "\n"
+    "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
+    "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
+    "  f16/bf16 at 2^28). Every case checks foldkit's result against CUB's once.\n"
+    "Without one: foldkit::cpu::sum vs a plain single-thread loop vs an all-core read ceiling.\n"
+    "\n"
+    "  --quick          fewer repetitions: median of 20 calls and a batch of 100 (default 50 and 200)\n"
+    "  --backend B      cpu or cuda (default: cuda when a GPU is present, else cpu)\n"
+    "  --csv FILE       also write every measured row to FILE as CSV\n"
+    "  --no-gate        time single calls without holding the stream (includes host submission)\n"
+    "  sweep            tune foldkit's sum kernel: block_threads x unroll x blocks/SM, n = 2^24, 2^28\n"
+    "  --dtypes LIST    sweep only these dtypes (i32,u32,i64,u64,f32,f64,f16,bf16)\n"
+    "\n"
+    "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
+    "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
+    "Ratios are time / time: below 1 foldkit is faster. Exit status 1 when a result check failed.\n";
+
+int usage_error(const char* msg, const char* arg) {
+  std::fprintf(stderr, "foldkit-bench: %s%s%s\n\n%s", msg, arg ? " " : "", arg ? arg : "", kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fkbench;
+  Options opt;
+  std::ostringstream cmd;
+  for (int i = 0; i < argc; ++i) cmd << (i ? " " : "") << argv[i];
+  opt.command_line = cmd.str();
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "sweep" && i == 1) {
+      opt.sweep = true;
+    } else if (a == "--quick") {
+      opt.quick = true;
+    } else if (a == "--no-gate") {
+      opt.gate = false;
+    } else if (a == "--csv") {
+      const char* v = value();
+      if (!v) return usage_error("--csv needs a file name", nullptr);
+      opt.csv_path = v;
+    } else if (a == "--backend") {
+      const char* v = value();
+      if (!v) return usage_error("--backend needs cpu or cuda", nullptr);
+      if (std::strcmp(v, "cpu") == 0) opt.backend = Backend::cpu;
+      else if (std::strcmp(v, "cuda") == 0 || std::strcmp(v, "gpu") == 0) opt.backend = Backend::cuda;
+      else return usage_error("unknown backend", v);
+    } else if (a == "--dtypes") {
+      const char* v = value();
+      if (!v) return usage_error("--dtypes needs a list", nullptr);
+      std::stringstream ss(v);
+      for (std::string t; std::getline(ss, t, ',');)
+        if (!t.empty()) opt.sweep_dtypes.push_back(t);
+    } else {
+      return usage_error("unknown argument", argv[i]);
+    }
+  }
+  // The floors are the method's: >= 20 per-call samples, >= 100 calls in a batch.
+  if (opt.quick || opt.sweep) {  // the sweep times ~80 configurations per case: floors only
+    opt.warmup = 3;
+    opt.reps_median = 20;
+    opt.reps_batch = 100;
+  }
+
+  try {
+#if FOLDKIT_BENCH_CUDA
+    if (opt.sweep) {
+      if (opt.backend == Backend::cpu) return usage_error("sweep tunes the CUDA kernel; it has no CPU form", nullptr);
+      if (!gpu_present()) {
+        std::fprintf(stderr, "foldkit-bench: sweep needs a GPU, and none was found\n");
+        return 1;
+      }
+      return run_sweep(opt) ? 1 : 0;
+    }
+    const bool have_gpu = opt.backend != Backend::cpu && gpu_present();
+    if (opt.backend == Backend::cuda && !have_gpu) {
+      std::fprintf(stderr, "foldkit-bench: --backend cuda, but no usable GPU was found\n");
+      return 1;
+    }
+    if (have_gpu) return run_gpu_table(opt) ? 1 : 0;
+    return run_cpu_table(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
+#else
+    if (opt.sweep || opt.backend == Backend::cuda) {
+      std::fprintf(stderr, "foldkit-bench: this build has no CUDA backend (configured with FOLDKIT_CUDA=OFF)\n");
+      return 1;
+    }
+    return run_cpu_table(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
+#endif
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "foldkit-bench: fatal: %s\n", e.what());
+    return 1;
+  }
+}

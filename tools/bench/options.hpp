@@ -1,0 +1,27 @@
+// Command-line options of foldkit-bench, shared by the suites. Parsed in main.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fkbench {
+
+enum class Backend { automatic, cpu, cuda };
+
+struct Options {
+  bool sweep = false;         // `foldkit-bench sweep`: tune the CUDA reduction's launch configuration
+  bool quick = false;         // fewer repetitions (still >= 20 per-call samples, >= 100 batch calls)
+  bool gate = true;           // hold the stream while a timed call is submitted (see timing.hpp)
+  Backend backend = Backend::automatic;
+  std::string csv_path;       // empty: no CSV
+  std::vector<std::string> sweep_dtypes;  // empty: every dtype
+  std::string command_line;   // argv joined, printed in the header
+
+  // Repetitions. Per-call median over reps_median calls, mean over one batch of reps_batch
+  // back-to-back calls. The defaults are set by main from --quick.
+  int warmup = 5;
+  int reps_median = 50;
+  int reps_batch = 200;
+};
+
+}  // namespace fkbench

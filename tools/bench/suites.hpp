@@ -1,0 +1,19 @@
+// The suites main.cpp can run. Each prints its own header and table, writes its CSV when
+// asked, and returns the number of failed result checks (0: every check passed).
+#pragma once
+
+#include "options.hpp"
+
+namespace fkbench {
+
+// CPU backend: foldkit::cpu vs a plain single-thread loop vs an all-core streaming-read ceiling.
+// `why` is shown in the title, e.g. "no GPU found".
+int run_cpu_table(const Options& opt, const char* why);
+
+#if FOLDKIT_BENCH_CUDA
+bool gpu_present();                       // foldkit::cuda::device_available()
+int run_gpu_table(const Options& opt);    // gpu_suite.cpp
+int run_sweep(const Options& opt);        // sweep.cpp
+#endif
+
+}  // namespace fkbench

@@ -1,0 +1,246 @@
+// Console tables, CSV and the closing summary of foldkit-bench.
+#include "table.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <ctime>
+
+namespace fkbench {
+
+double gbps(std::uint64_t bytes, double us) {
+  if (!(us > 0)) return kNaN;
+  return static_cast<double>(bytes) / us / 1e3;  // bytes / (us * 1e-6) / 1e9
+}
+
+double ratio(double a, double b) {
+  if (std::isnan(a) || std::isnan(b) || !(b > 0)) return kNaN;
+  return a / b;
+}
+
+bool check_failed(const Row& r) {
+  return r.check.rfind("MISMATCH", 0) == 0 || r.check.rfind("ERROR", 0) == 0;
+}
+
+std::string pow2_label(std::int64_t n) {
+  if (n > 0 && (n & (n - 1)) == 0) {
+    int k = 0;
+    while ((std::int64_t{1} << k) != n) ++k;
+    return "2^" + std::to_string(k);
+  }
+  return std::to_string(n);
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void print_header(const Header& h) {
+  std::printf("%s\n", h.title.c_str());
+  std::printf("  %-9s: %s\n", "device", h.device.c_str());
+  for (const auto& [k, v] : h.lines) std::printf("  %-9s: %s\n", k.c_str(), v.c_str());
+  std::printf("  %-9s: %s\n", "date", h.date.c_str());
+  std::printf("  %-9s: %s\n", "command", h.command.c_str());
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += (c == '\n' ? ' ' : c);
+  }
+  return q + "\"";
+}
+
+std::string csv_num(double v, const char* fmt = "%.4f") {
+  if (std::isnan(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+}  // namespace
+
+CsvWriter::~CsvWriter() {
+  if (f_) std::fclose(f_);
+}
+
+bool CsvWriter::open(const std::string& path, const Header& h) {
+  f_ = std::fopen(path.c_str(), "w");
+  if (!f_) {
+    std::fprintf(stderr, "foldkit-bench: cannot write CSV file '%s'\n", path.c_str());
+    return false;
+  }
+  device_ = h.device;
+  date_ = h.date;
+  std::fprintf(f_,
+               "gpu_or_cpu_name,date,mode,impl,op,dtype,n,bytes,median_us,batch_mean_us,gbps_median,"
+               "gbps_batch,pct_of_ceiling_median,pct_of_ceiling_batch,ratio_to_cub_median,"
+               "ratio_to_cub_batch,ratio_to_ceiling_median,ratio_to_ceiling_batch,config,check\n");
+  std::fflush(f_);
+  return true;
+}
+
+void CsvWriter::write(const Row& r) {
+  if (!f_) return;
+  const double pct_med = 100.0 * ratio(r.ceil_median_us, r.median_us);
+  const double pct_bat = 100.0 * ratio(r.ceil_batch_us, r.batch_us);
+  std::fprintf(f_, "%s,%s,%s,%s,%s,%s,%lld,%llu,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+               csv_quote(device_).c_str(), date_.c_str(), r.mode.c_str(), csv_quote(r.impl).c_str(),
+               r.op.c_str(), r.dtype.c_str(), static_cast<long long>(r.n),
+               static_cast<unsigned long long>(r.bytes), csv_num(r.median_us, "%.3f").c_str(),
+               csv_num(r.batch_us, "%.3f").c_str(), csv_num(gbps(r.bytes, r.median_us), "%.1f").c_str(),
+               csv_num(gbps(r.bytes, r.batch_us), "%.1f").c_str(), csv_num(pct_med, "%.2f").c_str(),
+               csv_num(pct_bat, "%.2f").c_str(), csv_num(ratio(r.median_us, r.cub_median_us)).c_str(),
+               csv_num(ratio(r.batch_us, r.cub_batch_us)).c_str(),
+               csv_num(ratio(r.median_us, r.ceil_median_us)).c_str(),
+               csv_num(ratio(r.batch_us, r.ceil_batch_us)).c_str(), csv_quote(r.config).c_str(),
+               csv_quote(r.check).c_str());
+  std::fflush(f_);  // a crash half-way still leaves every finished row on disk
+}
+
+// ---------------------------------------------------------------------------------------------
+// Console table
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string fmt(double v, const char* f) {
+  if (std::isnan(v)) return "-";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string fmt_us(double v) { return fmt(v, v < 1000 ? "%.2f" : "%.1f"); }
+std::string fmt_pct(double v) { return fmt(v, "%.1f"); }
+std::string fmt_ratio(double v) { return fmt(v, "%.2f"); }
+std::string fmt_gbps(double v) { return fmt(v, v < 100 ? "%.1f" : "%.0f"); }
+
+}  // namespace
+
+void print_section(const char* title, const TableStyle& s) {
+  std::printf("\n== %s ==\n", title);
+  std::printf("%-18s %-9s %21s %17s %16s", "", "", "time (us)      ", "GB/s      ", "% of ceiling  ");
+  if (s.with_cub) std::printf(" %16s", "foldkit / CUB ");
+  std::printf(" %16s\n", "time / ceiling");
+  std::printf("%-18s %-9s %10s %10s %9s %7s %8s %7s", "case", "impl", "median", s.batch_label, "median",
+              s.batch_label, "median", s.batch_label);
+  if (s.with_cub) std::printf(" %8s %7s", "median", s.batch_label);
+  std::printf(" %8s %7s  %s\n", "median", s.batch_label, "notes");
+  std::fflush(stdout);
+}
+
+void print_case(const std::vector<Row>& rows, const TableStyle& s) {
+  bool first = true;
+  for (const Row& r : rows) {
+    std::string label;
+    if (first) label = r.op + " " + r.dtype + " " + pow2_label(r.n);
+    first = false;
+    const bool is_ceiling = r.impl.rfind("ceiling", 0) == 0;
+    const bool is_cub = r.impl == "cub";
+    // A row never shows its ratio to itself: "-" keeps the eye on the foldkit rows.
+    const double pct_med = is_ceiling ? kNaN : 100.0 * ratio(r.ceil_median_us, r.median_us);
+    const double pct_bat = is_ceiling ? kNaN : 100.0 * ratio(r.ceil_batch_us, r.batch_us);
+    const double cub_med = is_cub ? kNaN : ratio(r.median_us, r.cub_median_us);
+    const double cub_bat = is_cub ? kNaN : ratio(r.batch_us, r.cub_batch_us);
+    const double ceil_med = is_ceiling ? kNaN : ratio(r.median_us, r.ceil_median_us);
+    const double ceil_bat = is_ceiling ? kNaN : ratio(r.batch_us, r.ceil_batch_us);
+
+    std::string note = r.config;
+    // 3% is about the run-to-run noise of these timings; beyond it, say so on the row.
+    if (r.impl.rfind("foldkit", 0) == 0 && ((cub_med > 1.03) || (cub_bat > 1.03)))
+      note = "<-- SLOWER THAN CUB" + (note.empty() ? "" : "  " + note);
+
+    std::printf("%-18s %-9s %10s %10s %9s %7s %8s %7s", label.c_str(), r.impl.c_str(),
+                fmt_us(r.median_us).c_str(), fmt_us(r.batch_us).c_str(),
+                fmt_gbps(gbps(r.bytes, r.median_us)).c_str(), fmt_gbps(gbps(r.bytes, r.batch_us)).c_str(),
+                fmt_pct(pct_med).c_str(), fmt_pct(pct_bat).c_str());
+    if (s.with_cub) std::printf(" %8s %7s", fmt_ratio(cub_med).c_str(), fmt_ratio(cub_bat).c_str());
+    std::printf(" %8s %7s  %s\n", fmt_ratio(ceil_med).c_str(), fmt_ratio(ceil_bat).c_str(), note.c_str());
+    if (check_failed(r)) {
+      std::printf("!!!!!!!! %s %s %s %s: %s !!!!!!!!\n", r.impl.c_str(), r.op.c_str(), r.dtype.c_str(),
+                  pow2_label(r.n).c_str(), r.check.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
+void print_note(const char* f, ...) {
+  std::printf("%-18s ", "");
+  va_list ap;
+  va_start(ap, f);
+  std::vprintf(f, ap);
+  va_end(ap);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary
+// ---------------------------------------------------------------------------------------------
+void Summary::Worst::update(double v, const std::string& w) {
+  if (std::isnan(v)) return;
+  if (std::isnan(value) || v > value) {
+    value = v;
+    where = w;
+  }
+}
+
+void Summary::add(const Row& r) {
+  const std::string where = r.op + " " + r.dtype + " " + pow2_label(r.n);
+  cub_median_.update(ratio(r.median_us, r.cub_median_us), where);
+  cub_batch_.update(ratio(r.batch_us, r.cub_batch_us), where);
+  ceil_median_.update(ratio(r.median_us, r.ceil_median_us), where);
+  ceil_batch_.update(ratio(r.batch_us, r.ceil_batch_us), where);
+  const double cm = ratio(r.median_us, r.cub_median_us), cb = ratio(r.batch_us, r.cub_batch_us);
+  if (!std::isnan(cm) && !std::isnan(cb)) {
+    ++vs_cub_cases_;
+    faster_median_ += cm < 1.0;
+    faster_batch_ += cb < 1.0;
+  }
+}
+
+void Summary::add_check(const Row& r) {
+  if (check_failed(r)) {
+    ++failures_;
+    failed_.push_back(r.impl + " " + r.op + " " + r.dtype + " " + pow2_label(r.n) + ": " + r.check);
+  } else if (r.check == "ok") {
+    ++checks_ok_;
+  } else {
+    ++unchecked_;
+  }
+}
+
+void Summary::print(bool with_cub) const {
+  std::printf("\n== Summary (time ratios: > 1 means foldkit is slower) ==\n");
+  auto line = [](const char* what, const Worst& w) {
+    if (std::isnan(w.value)) return;
+    std::printf("  worst %-28s %6.2f   at %s\n", what, w.value, w.where.c_str());
+  };
+  if (with_cub) {
+    line("foldkit / CUB (median):", cub_median_);
+    line("foldkit / CUB (batch):", cub_batch_);
+    if (vs_cub_cases_)
+      std::printf("  foldkit faster than CUB in %d of %d cases (median), %d of %d (batch)\n", faster_median_,
+                  vs_cub_cases_, faster_batch_, vs_cub_cases_);
+  }
+  line("foldkit / ceiling (median):", ceil_median_);
+  line("foldkit / ceiling (batch):", ceil_batch_);
+  std::printf("  result checks: %d ok, %d FAILED", checks_ok_, failures_);
+  if (unchecked_) std::printf(", %d not checked", unchecked_);
+  std::printf("\n");
+  for (const auto& f : failed_) std::printf("  !!!!!!!! FAILED: %s\n", f.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace fkbench

@@ -1,0 +1,93 @@
+// What foldkit-bench measures and how it is shown: one Row per (implementation, case), printed
+// as grouped console tables, written as CSV, and folded into a closing summary.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace fkbench {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One implementation timed on one case. Times in microseconds; NaN where not measured.
+// The reference times (ceiling, CUB) were taken in the same run over the same bytes, so that the
+// ratios never compare numbers from different machines or different days.
+struct Row {
+  std::string mode;    // "gpu", "cpu", "sweep"
+  std::string impl;    // "foldkit", "cub", "ceiling", "loop-1t", "foldkit-tuned", ...
+  std::string op;      // "sum", "max", "argmax", "read"
+  std::string dtype;   // "f32", ...
+  std::string config;  // launch configuration or API variant, free text (CSV: quoted)
+  std::int64_t n = 0;
+  std::uint64_t bytes = 0;  // bytes read by one call: n * sizeof(element)
+  double median_us = kNaN;  // per-call median
+  double batch_us = kNaN;   // mean of back-to-back calls (CPU: mean of the timed calls)
+  double ceil_median_us = kNaN, ceil_batch_us = kNaN;
+  double cub_median_us = kNaN, cub_batch_us = kNaN;
+  std::string check;  // "ok", "MISMATCH ...", "ERROR ...", "" (not checked)
+};
+
+double gbps(std::uint64_t bytes, double us);  // GB/s (1e9 bytes) of bytes read in `us`
+double ratio(double a, double b);             // a / b; NaN when either is missing
+bool check_failed(const Row& r);              // a MISMATCH or ERROR row
+std::string pow2_label(std::int64_t n);       // "2^20", or the plain number
+std::string utc_now_iso8601();
+
+struct Header {
+  std::string title;   // first line
+  std::string device;  // GPU or CPU name; also the CSV's first column
+  std::string date;    // UTC, ISO 8601
+  std::string command;
+  std::vector<std::pair<std::string, std::string>> lines;  // further "key : value" lines
+};
+void print_header(const Header& h);
+
+// Appends rows to a CSV file (header row written on open). Every measured row goes here.
+class CsvWriter {
+ public:
+  CsvWriter() = default;
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+  bool open(const std::string& path, const Header& h);  // false (message on stderr) on failure
+  bool is_open() const { return f_ != nullptr; }
+  void write(const Row& r);
+
+ private:
+  std::FILE* f_ = nullptr;
+  std::string device_, date_;
+};
+
+// Console table: one block of rows per case, labelled "op dtype n=2^k" on its first row.
+struct TableStyle {
+  const char* batch_label = "batch";  // "batch" (GPU) or "mean" (CPU)
+  bool with_cub = true;               // show the "foldkit / CUB" columns
+};
+void print_section(const char* title, const TableStyle& style);
+void print_case(const std::vector<Row>& rows, const TableStyle& style);
+void print_note(const char* fmt, ...);  // an indented line under the current case
+
+// Collects the worst foldkit ratios and the check outcomes over a whole run.
+class Summary {
+ public:
+  void add(const Row& foldkit_row);  // a foldkit row with its references filled in
+  void add_check(const Row& r);      // count ok / failed checks
+  void print(bool with_cub) const;
+  int failures() const { return failures_; }
+
+ private:
+  struct Worst {
+    double value = kNaN;
+    std::string where;
+    void update(double v, const std::string& w);
+  };
+  Worst cub_median_, cub_batch_, ceil_median_, ceil_batch_;
+  int checks_ok_ = 0, failures_ = 0, unchecked_ = 0;
+  int vs_cub_cases_ = 0, faster_median_ = 0, faster_batch_ = 0;
+  std::vector<std::string> failed_;
+};
+
+}  // namespace fkbench

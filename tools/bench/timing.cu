@@ -1,0 +1,256 @@
+// GPU timing machinery of foldkit-bench (see timing.hpp for why each piece exists).
+#include "timing.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include "foldkit/dtype.hpp"
+
+namespace fkbench {
+
+void cuda_check(cudaError_t err, const char* what, const char* file, int line) {
+  if (err == cudaSuccess) return;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "CUDA error %s (%s) in %s at %s:%d", cudaGetErrorName(err),
+                cudaGetErrorString(err), what, file, line);
+  throw std::runtime_error(buf);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random fill
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// A 64-bit finaliser (xor-shift-multiply rounds): consecutive indices give unrelated bits.
+__device__ __forceinline__ std::uint64_t hash64(std::uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ull;
+  x ^= x >> 27;
+  x *= 0x81dadef4bc2dd44dull;
+  x ^= x >> 33;
+  return x;
+}
+
+template <class T>
+__device__ __forceinline__ T value_from_hash(std::uint64_t h) {
+  if constexpr (std::is_same_v<T, double>) {
+    return 0.5 + static_cast<double>(h >> 11) * 0x1.0p-53;  // [0.5, 1.5)
+  } else if constexpr (std::is_same_v<T, float> || foldkit::is_16bit_float_v<T>) {
+    const float f = 0.5f + static_cast<float>(h >> 40) * 0x1.0p-24f;  // [0.5, 1.5)
+    return T(f);
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    const std::int32_t v = static_cast<std::int32_t>(h >> 43) - (1 << 20);  // [-2^20, 2^20)
+    return v != 0 ? v : 1;
+  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+    return static_cast<std::uint32_t>(h >> 40) + 1u;  // [1, 2^24]
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    const std::int64_t v = static_cast<std::int64_t>(h >> 30) - (std::int64_t{1} << 33);  // [-2^33, 2^33)
+    return v != 0 ? v : 1;
+  } else {
+    static_assert(std::is_same_v<T, std::uint64_t>);
+    return (h >> 31) + 1u;  // [1, 2^33]
+  }
+}
+
+template <class T>
+__global__ void fill_kernel(T* d, std::size_t count, std::uint64_t seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    d[i] = value_from_hash<T>(hash64(seed * 0x9e3779b97f4a7c15ull + i));
+}
+
+}  // namespace
+
+void fill_random(foldkit::DType dtype, void* d, std::size_t count, std::uint64_t seed, cudaStream_t s) {
+  if (count == 0) return;
+  foldkit::visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 8192));
+    fill_kernel<T><<<blocks, 256, 0, s>>>(static_cast<T*>(d), count, seed);
+    FKB_CHECK_LAUNCH("fill_kernel");
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// InputPool
+// ---------------------------------------------------------------------------------------------
+InputPool::~InputPool() {
+  if (base_) cudaFree(base_);  // no throwing from a destructor
+}
+
+void InputPool::prepare(foldkit::DType dtype, std::int64_t count, std::uint64_t seed, cudaStream_t s) {
+  if (count <= 0) throw std::runtime_error("InputPool::prepare: count must be positive");
+  const std::size_t esize = foldkit::dtype_size(dtype);
+  bytes_ = static_cast<std::size_t>(count) * esize;
+  copies_ = std::max<std::size_t>(2, (kRotateBytes + bytes_ - 1) / bytes_);
+  stride_ = (bytes_ + kAlign - 1) / kAlign * kAlign;
+  const std::size_t need = copies_ * stride_;
+  if (need > capacity_) {
+    if (base_) FKB_CHECK(cudaFree(base_));
+    base_ = nullptr;
+    capacity_ = 0;
+    FKB_CHECK(cudaMalloc(reinterpret_cast<void**>(&base_), need));
+    capacity_ = need;
+  }
+  // Every copy (and the padding between copies) gets different data.
+  fill_random(dtype, base_, need / esize, seed, s);
+  FKB_CHECK(cudaStreamSynchronize(s));
+  cursor_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// LaunchGate
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void gate_kernel(volatile int* flags, unsigned long long timeout_ns) {
+  const unsigned long long t0 = global_ns();
+  while (flags[0] == 0) {
+    if (global_ns() - t0 > timeout_ns) {
+      flags[1] = 1;
+      return;
+    }
+    __nanosleep(200);
+  }
+}
+
+}  // namespace
+
+LaunchGate::LaunchGate() {
+  void* p = nullptr;
+  FKB_CHECK(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped));
+  flags_ = static_cast<volatile int*>(p);
+  flags_[0] = 0;
+  flags_[1] = 0;
+  void* d = nullptr;
+  FKB_CHECK(cudaHostGetDevicePointer(&d, p, 0));
+  d_flags_ = static_cast<int*>(d);
+}
+
+LaunchGate::~LaunchGate() {
+  if (flags_) cudaFreeHost(const_cast<int*>(flags_));
+}
+
+void LaunchGate::hold(cudaStream_t s) {
+  flags_[0] = 0;  // the previous gate kernel has finished: time_calls synchronised after it
+  gate_kernel<<<1, 1, 0, s>>>(d_flags_, 200ull * 1000 * 1000);
+  FKB_CHECK_LAUNCH("gate_kernel");
+}
+
+void LaunchGate::release() { flags_[0] = 1; }
+bool LaunchGate::timed_out() const { return flags_[1] != 0; }
+void LaunchGate::clear_timeout() { flags_[1] = 0; }
+
+// ---------------------------------------------------------------------------------------------
+// time_calls
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    FKB_CHECK(cudaEventCreate(&start));
+    FKB_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  double elapsed_us() const {
+    float ms = 0;
+    FKB_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return 1e3 * static_cast<double>(ms);
+  }
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+Timing time_calls(const TimingPlan& plan, cudaStream_t s, InputPool& pool, LaunchGate* gate, const Call& call) {
+  Timing t;
+  const bool gated = plan.gate && gate != nullptr;
+  for (int i = 0; i < plan.warmup; ++i) {
+    call(pool.next());
+    FKB_CHECK_LAUNCH("warm-up call");
+  }
+  FKB_CHECK(cudaStreamSynchronize(s));
+
+  EventPair ev;
+  // (a) per-call median: one event pair per call, synchronised after each.
+  if (gated) gate->clear_timeout();
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(plan.reps_median));
+  for (int i = 0; i < plan.reps_median; ++i) {
+    if (gated) gate->hold(s);
+    try {
+      FKB_CHECK(cudaEventRecord(ev.start, s));
+      call(pool.next());
+      FKB_CHECK_LAUNCH("timed call");
+      FKB_CHECK(cudaEventRecord(ev.stop, s));
+    } catch (...) {
+      if (gated) gate->release();  // do not leave the stream parked for the timeout
+      throw;
+    }
+    if (gated) gate->release();
+    FKB_CHECK(cudaEventSynchronize(ev.stop));
+    samples.push_back(ev.elapsed_us());
+  }
+  t.median_us = median_of(std::move(samples));
+  t.gate_timed_out = gated && gate->timed_out();
+
+  // (b) batch mean: reps_batch stream-ordered calls between one event pair, host submitting
+  // as fast as it can (what a pipeline of calls sees).
+  FKB_CHECK(cudaEventRecord(ev.start, s));
+  for (int i = 0; i < plan.reps_batch; ++i) {
+    call(pool.next());
+    FKB_CHECK_LAUNCH("batched call");
+  }
+  FKB_CHECK(cudaEventRecord(ev.stop, s));
+  FKB_CHECK(cudaEventSynchronize(ev.stop));
+  t.batch_us = ev.elapsed_us() / plan.reps_batch;
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device facts
+// ---------------------------------------------------------------------------------------------
+GpuInfo query_gpu() {
+  GpuInfo g;
+  FKB_CHECK(cudaGetDevice(&g.device));
+  cudaDeviceProp p{};
+  FKB_CHECK(cudaGetDeviceProperties(&p, g.device));
+  g.name = p.name;
+  g.sm_count = p.multiProcessorCount;
+  g.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
+  g.global_mem = p.totalGlobalMem;
+  g.cc_major = p.major;
+  g.cc_minor = p.minor;
+  int mem_khz = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, g.device) == cudaSuccess && mem_khz > 0)
+    g.peak_gbps = 2.0 * mem_khz * 1e3 * (p.memoryBusWidth / 8.0) / 1e9;  // DDR: two transfers a clock
+  cudaGetLastError();  // the attribute query may be unsupported; that is not an error here
+  return g;
+}
+
+std::string describe(const GpuInfo& g) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%d SMs, sm_%d%d, L2 %.1f MB, %.1f GiB, theoretical DRAM %.0f GB/s", g.sm_count,
+                g.cc_major, g.cc_minor, g.l2_bytes / 1e6, g.global_mem / double(1ull << 30), g.peak_gbps);
+  return buf;
+}
+
+}  // namespace fkbench
