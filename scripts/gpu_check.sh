@@ -26,12 +26,12 @@ fi
 
 if has test; then
   stamp ctest
-  ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 600 > "$OUT/ctest.log" 2>&1 || status=1
+  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout 600 > "$OUT/ctest.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|Failed|SKIPPED|\*\*\*" "$OUT/ctest.log" | tail -25
 fi
 
 if has sanitize; then
-  gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_tests_gpu' -type f | head -1)
+  gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1)
   for tool in memcheck racecheck; do
     stamp "compute-sanitizer $tool"
     FOLDKIT_TEST_MAX_N=${SANITIZE_MAX_N:-70000} compute-sanitizer --tool "$tool" --error-exitcode 9 \
