@@ -32,16 +32,18 @@ struct half {
 
   // Round-to-nearest-even conversion, exact for every finite half; NaN stays NaN.
   FOLDKIT_HD static std::uint16_t from_float(float f) {
+    std::uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const std::uint32_t sign = (x >> 16) & 0x8000u;
+    const std::uint32_t absx = x & 0x7fffffffu;
+    // NaN keeps its sign and top payload bits (quieted), on host and device alike, so a NaN
+    // that came from a half converts back to the same bits.
+    if (absx > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u | ((absx >> 13) & 0x3ffu));
 #if defined(__CUDA_ARCH__)
     unsigned short h;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
 #else
-    std::uint32_t x;
-    std::memcpy(&x, &f, 4);
-    const std::uint32_t sign = (x >> 16) & 0x8000u;
-    const std::uint32_t absx = x & 0x7fffffffu;
-    if (absx > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
     if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
     if (absx < 0x38800000u) {  // result is subnormal (or zero) in half
       if (absx < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half of min subnormal

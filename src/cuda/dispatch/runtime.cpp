@@ -72,10 +72,13 @@ void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, W
 namespace {
 
 // One workspace per (device, stream) for this host thread. Keyed by the stream's unique id
-// (cudaStreamGetId), not its handle: a destroyed stream's handle can be reused by a new stream
-// whose work must not share a workspace with the old stream's pending work.
+// (cudaStreamGetId), not only its handle: a destroyed stream's handle can be reused by a new
+// stream whose work must not share a workspace with the old stream's pending work. While a
+// stream is being captured into a graph cudaStreamGetId is not permitted, so a capturing
+// stream is matched by handle, and must already have a workspace (from a call before capture).
 struct CachedWorkspace {
   int device;
+  cudaStream_t handle;
   unsigned long long stream_id;
   Workspace ws;
 };
@@ -93,10 +96,22 @@ thread_local ThreadWorkspaces t_workspaces;
 
 Workspace stream_workspace(cudaStream_t stream) {
   const int device = current_device();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone) {
+    for (const auto& e : t_workspaces.entries)
+      if (e.device == device && e.handle == stream) return e.ws;
+    throw Error(Errc::invalid_argument,
+                "the convenient form cannot allocate its workspace while the stream is being captured; make one "
+                "call on this stream before capturing, or pass an explicit Workspace");
+  }
   unsigned long long id = 0;
   check_cuda(cudaStreamGetId(stream, &id), "cudaStreamGetId");
-  for (const auto& e : t_workspaces.entries)
-    if (e.device == device && e.stream_id == id) return e.ws;
+  for (auto& e : t_workspaces.entries) {
+    if (e.device != device) continue;
+    if (e.stream_id == id) return e.ws;
+    if (e.handle == stream) e.handle = nullptr;  // that handle now names another stream
+  }
   Workspace ws;
   ws.bytes = reduce_workspace_bytes(device);
   check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
@@ -105,7 +120,7 @@ Workspace stream_workspace(cudaStream_t stream) {
     (void)cudaFree(ws.ptr);
     check_cuda(zeroed, "cudaMemsetAsync (workspace)");
   }
-  t_workspaces.entries.push_back(CachedWorkspace{device, id, ws});
+  t_workspaces.entries.push_back(CachedWorkspace{device, stream, id, ws});
   return ws;
 }
 
