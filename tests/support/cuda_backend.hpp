@@ -67,6 +67,9 @@ DeviceArray<T> to_device(const T* host, std::size_t count, std::int64_t offset, 
   DeviceArray<T> d;
   d.buffer = DeviceBuffer(count * sizeof(T) > 0 ? count * sizeof(T) : 1);
   if (count > 0) FOLDKIT_CUDA_CHECK(cudaMemcpy(d.buffer.get(), host, count * sizeof(T), cudaMemcpyHostToDevice));
+  // A pageable cudaMemcpy may return before its DMA lands; work on non-blocking streams is not
+  // ordered after it, so wait here.
+  if (count > 0) FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
   d.ptr = d.buffer.template as<T>() + offset;
   d.n = n;
   return d;
