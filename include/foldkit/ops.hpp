@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -149,9 +150,24 @@ template <class A> FOLDKIT_HD A highest_value() {
   else return std::numeric_limits<A>::max();
 }
 
-template <class A> FOLDKIT_HD bool sign_bit(A v) {
-  if constexpr (std::is_floating_point_v<A>) return v < A(0) || (v == A(0) && A(1) / v < A(0));
-  else return false;
+// For equal floating-point values (only +0 and -0 differ in bits), the maximum is the AND of
+// the two bit patterns (+0 unless both are -0) and the minimum the OR (-0 unless both are +0).
+// Branch-free, and it makes the answer independent of the combine order.
+template <class A> FOLDKIT_HD A tie_break_bits(A a, A b, bool want_max) {
+  if constexpr (std::is_floating_point_v<A>) {
+    using U = std::conditional_t<sizeof(A) == 4, std::uint32_t, std::uint64_t>;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(A));
+    std::memcpy(&ub, &b, sizeof(A));
+    const U r = want_max ? (ua & ub) : (ua | ub);
+    A out;
+    std::memcpy(&out, &r, sizeof(A));
+    return out;
+  } else {
+    (void)b;
+    (void)want_max;
+    return a;
+  }
 }
 
 // NaN wins; among numbers the larger wins, and +0 counts as larger than -0, so that the answer
@@ -161,7 +177,7 @@ template <class A> struct Max {
   FOLDKIT_HD A operator()(A a, A b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
-    if (a == b) return sign_bit(a) ? b : a;
+    if (a == b) return tie_break_bits(a, b, true);
     return b > a ? b : a;
   }
 };
@@ -172,7 +188,7 @@ template <class A> struct Min {
   FOLDKIT_HD A operator()(A a, A b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
-    if (a == b) return sign_bit(a) ? a : b;
+    if (a == b) return tie_break_bits(a, b, false);
     return b < a ? b : a;
   }
 };

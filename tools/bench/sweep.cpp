@@ -1,7 +1,7 @@
 // `foldkit-bench sweep`: times foldkit's sum kernel over a grid of launch configurations
-// (block_threads x unroll x blocks_per_sm) for each dtype at n = 2^24 and 2^28, to choose the
+// (block_threads x unroll x blocks_per_sm) for each dtype at n = 2^14 ... 2^24 (even powers) and 2^28, to choose the
 // constants in src/cuda/tuning/. Prints each case's best configurations beside the tuned
-// default, and at the end, per dtype, the configuration that is closest to the best at both sizes.
+// default, and at the end, per dtype, the configuration that is closest to the best at every size.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -74,7 +74,7 @@ int Sweep::run() {
       dtypes.push_back(t);
   }
   for (DType t : dtypes)
-    for (int k : {24, 28}) sweep_case(t, std::int64_t{1} << k);
+    for (int k : {14, 16, 18, 20, 22, 24, 28}) sweep_case(t, std::int64_t{1} << k);
   print_suggestions();
   summary_.print(false);
   return summary_.failures();

@@ -15,7 +15,19 @@ template <ReduceOp Op, class T>
 void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
   detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
   constexpr tuning::ReduceTuning t = tuning::reduce_tuning_for(sizeof(T));
-  detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+  constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
+  if constexpr (kArg && sizeof(T) == 2) {
+    // 2^48 elements (512 TiB) is beyond any GPU: the packed form is the only one needed.
+    if (n >= PackedArgSpec<Op, T>::kMaxElements) throw Error(Errc::unsupported, "argmin/argmax: n >= 2^48");
+    detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
+  } else if constexpr (kArg && sizeof(T) == 4) {
+    if (n < PackedArgSpec<Op, T>::kMaxElements)
+      detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
+    else  // 2^32 or more elements: a {value, int64 index} accumulator
+      detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+  } else {
+    detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+  }
 }
 
 template <ReduceOp Op, class T>

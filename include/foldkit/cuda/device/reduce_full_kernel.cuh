@@ -37,27 +37,19 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
+// Phase 1 of every reduction kernel: this block's share of [0, n), reduced to one value that
+// thread 0 receives. The grid-strided assignment depends only on blockIdx, gridDim and the
+// input's alignment.
 template <int kUnroll, class Spec>
-__global__ void __launch_bounds__(1024)
-    reduce_full_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n,
-                       typename Spec::result_type* __restrict__ out,
-                       FlaggedSlot<typename Spec::accum_type>* __restrict__ slots, unsigned int* __restrict__ ticket,
-                       Spec spec) {
+__device__ __forceinline__ typename Spec::accum_type reduce_block_share(
+    const typename Spec::input_type* __restrict__ in, std::int64_t n, const Spec& spec,
+    BlockReduceStorage<typename Spec::accum_type>& storage) {
   using T = typename Spec::input_type;
   using Acc = typename Spec::accum_type;
   using V = Vec16<T>;
   constexpr int kLanes = V::kCount;
-  __shared__ BlockReduceStorage<Acc> storage;
-  __shared__ bool is_collector;
 
   // Split [0, n) into an unaligned head, whole aligned vectors, and a tail.
-  // Programmatic dependent launch (Hopper): this grid may have been started before the previous
-  // kernel in the stream finished; wait for it before touching memory. A no-op otherwise.
-  wait_for_prior_grid();
-  // The start ticket; its result is not needed until the block's input is reduced.
-  unsigned start_ticket = 0;
-  if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = atomicAdd(ticket, 1u);
-
   const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(in) & 15u);
   std::int64_t head = misalign == 0 ? 0 : (16 - misalign) / static_cast<std::int64_t>(sizeof(T));
   if (head > n) head = n;
@@ -97,13 +89,33 @@ __global__ void __launch_bounds__(1024)
   if (tid < head) acc = spec.combine(acc, spec.from_element(in[tid], tid));
   if (tid < n - tail_begin) acc = spec.combine(acc, spec.from_element(in[tail_begin + tid], tail_begin + tid));
 
-  acc = block_reduce(acc, spec.combine, spec.identity(), storage);
+  return block_reduce(acc, spec.combine, spec.identity(), storage);
+}
+
+template <int kUnroll, class Spec>
+__global__ void __launch_bounds__(1024)
+    reduce_full_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n,
+                       typename Spec::result_type* __restrict__ out,
+                       FlaggedSlot<typename Spec::accum_type>* __restrict__ slots, unsigned int* __restrict__ ticket,
+                       Spec spec) {
+  using Acc = typename Spec::accum_type;
+  __shared__ BlockReduceStorage<Acc> storage;
+  __shared__ bool is_collector;
+
+  // Programmatic dependent launch (Hopper): this grid may have been started before the previous
+  // kernel in the stream finished; wait for it before touching memory. A no-op otherwise.
+  wait_for_prior_grid();
+  // The start ticket; its result is not needed until the block's input is reduced.
+  unsigned start_ticket = 0;
+  if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = atomicAdd(ticket, 1u);
+
+  Acc acc = reduce_block_share<kUnroll>(in, n, spec, storage);
   // This block has read all its input: let the next kernel in the stream begin launching (it
   // still waits for this grid to complete before it touches memory).
   allow_next_grid();
 
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = spec.finalize(acc, n);
+    if (threadIdx.x == 0) *out = spec.finalize(acc, n, in);
     return;
   }
   if (threadIdx.x == 0) {
@@ -139,7 +151,7 @@ __global__ void __launch_bounds__(1024)
   if (threadIdx.x == 0) *ticket = 0u;
   __syncthreads();  // storage is reused
   total = block_reduce(total, spec.combine, spec.identity(), storage);
-  if (threadIdx.x == 0) *out = spec.finalize(total, n);
+  if (threadIdx.x == 0) *out = spec.finalize(total, n, in);
 }
 
 }  // namespace foldkit::cuda

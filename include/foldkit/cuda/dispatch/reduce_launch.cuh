@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "foldkit/cuda/device/reduce_cluster_kernel.cuh"
 #include "foldkit/cuda/device/reduce_full_kernel.cuh"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
@@ -17,8 +18,9 @@ namespace foldkit::cuda::detail {
 
 struct ReducePlan {
   int block_threads;
-  int grid;
+  int grid;              // blocks launched
   int unroll;
+  std::int64_t wanted;   // blocks that would give every thread exactly one unrolled iteration
 };
 
 // Enough blocks that each thread has one full unrolled iteration of work, but never more than
@@ -31,7 +33,7 @@ inline ReducePlan plan_full_reduce(std::int64_t n, std::size_t element_bytes, tu
   const std::int64_t wanted = (n + per_block - 1) / per_block;
   const int per_sm = std::max(1, std::min({t.blocks_per_sm, resident_blocks_per_sm, tuning::kMaxBlocksPerSm}));
   const std::int64_t most = static_cast<std::int64_t>(sm_count) * per_sm;
-  return ReducePlan{t.block_threads, static_cast<int>(std::clamp<std::int64_t>(wanted, 1, most)), t.unroll};
+  return ReducePlan{t.block_threads, static_cast<int>(std::clamp<std::int64_t>(wanted, 1, most)), t.unroll, wanted};
 }
 
 // Resident blocks per SM of one kernel at one block size, asked of the runtime once per block
@@ -50,6 +52,49 @@ int resident_blocks_per_sm(Kernel kernel, int block_threads) {
   return blocks;
 }
 
+// Blocks one cluster may hold: 16 with the non-portable size allowed (Hopper), else the
+// portable 8. Asked once per kernel.
+template <class Kernel>
+int max_cluster_blocks(Kernel kernel) {
+  static const int blocks = [&] {
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess)
+      return tuning::kMaxClusterBlocks;
+    (void)cudaGetLastError();
+    return std::min(8, tuning::kMaxClusterBlocks);
+  }();
+  return blocks;
+}
+
+// Small grids run as one cluster (reduce_cluster_kernel.cuh); returns false (having launched
+// nothing) when the plan does not fit in one, or the device refuses the cluster.
+template <int kUnroll, class Spec>
+bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64_t n,
+                               typename Spec::result_type* d_out, const Spec& spec, tuning::ReduceTuning t,
+                               std::int64_t wanted_blocks, cudaStream_t stream) {
+  if (!t.use_clusters || wanted_blocks < 2) return false;
+  const auto kernel = reduce_cluster_kernel<kUnroll, Spec>;
+  const int most = max_cluster_blocks(kernel);
+  if (wanted_blocks > static_cast<std::int64_t>(most) * tuning::kClusterWaves) return false;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted_blocks, most));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(static_cast<unsigned>(t.block_threads));
+  config.stream = stream;
+  cudaLaunchAttribute attribute[2];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = blocks;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  attribute[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[1].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = t.programmatic_launch ? 2 : 1;
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, spec);
+  if (status == cudaSuccess) return true;
+  (void)cudaGetLastError();  // e.g. no GPC with room for the cluster: use the grid kernel
+  return false;
+}
+
 template <int kUnroll, class Spec>
 void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int64_t n,
                                  typename Spec::result_type* d_out, Workspace ws, const Spec& spec,
@@ -59,6 +104,9 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   const auto kernel = reduce_full_kernel<kUnroll, Spec>;
   const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, current_sm_count(),
                                            resident_blocks_per_sm(kernel, t.block_threads));
+  if (plan.grid > 1 && plan.grid == plan.wanted &&
+      try_launch_reduce_cluster<kUnroll>(d_in, n, d_out, spec, t, plan.wanted, stream))
+    return;
   auto* bytes = static_cast<char*>(ws.ptr);
   auto* ticket = reinterpret_cast<unsigned int*>(bytes + kTicketOffset);
   auto* slots = reinterpret_cast<Slot*>(bytes + kPartialsOffset);

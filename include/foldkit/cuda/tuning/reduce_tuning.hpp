@@ -16,7 +16,15 @@ struct ReduceTuning {
   // Launch with programmatic stream serialization (Hopper PDL): the kernel's launch overlaps
   // the end of the previous kernel in the stream; the kernel waits for it before reading.
   bool programmatic_launch = true;
+  // Grids of up to kMaxClusterBlocks * kClusterWaves blocks' worth of work run as one
+  // thread-block cluster that combines through distributed shared memory.
+  bool use_clusters = true;
 };
+
+// Largest cluster (16 needs the non-portable size; Hopper allows it) and how many unrolled
+// iterations per thread the cluster path may take before a wider grid pays off.
+inline constexpr int kMaxClusterBlocks = 16;
+inline constexpr int kClusterWaves = 2;
 
 // Blocks per SM the workspace has room for: the largest grid any configuration may launch.
 inline constexpr int kMaxBlocksPerSm = 32;
