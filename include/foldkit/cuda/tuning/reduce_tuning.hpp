@@ -1,8 +1,8 @@
 // Tuning of the full-array reduction kernel: the launch configuration per element size, and the
 // sweep that chose it. Re-tune with `foldkit-bench sweep` and record the table here.
 //
-// Sweep (NVIDIA H100 80GB HBM3, 132 SMs): not yet run; the constants below are the starting
-// point (a full SM of threads, four 16-byte loads in flight per thread).
+// The constants are chosen below, beside the sweep summary; the full sweep table of each run is
+// kept under bench/results/ (sweep-*.csv).
 #pragma once
 
 #include <cstddef>
@@ -33,11 +33,14 @@ inline constexpr int kMaxBlocksPerSm = 32;
 // ArgResult<double>) as four flagged 8-byte words.
 inline constexpr std::size_t kPartialSlotBytes = 32;
 
+// From `foldkit-bench sweep` on the H100 (2026-11-22, sum, n = 2^14 ... 2^28): per element
+// size, the configuration whose worst ratio to the per-size best was smallest. Differences
+// between the top configurations were within a few percent at 2^24 and above; at 2^14 ... 2^20
+// the timings are dominated by launch latency and noisy (see docs/perf.md).
 constexpr ReduceTuning reduce_tuning_for(std::size_t element_bytes) {
   switch (element_bytes) {
-    case 2: return {256, 8, 4};
-    case 4: return {256, 8, 4};
-    case 8: return {256, 8, 4};
+    case 2: return {512, 4, 4};
+    case 4: return {512, 4, 4};
     default: return {256, 8, 4};
   }
 }
