@@ -136,7 +136,7 @@ std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
     return m;
   };
 
-  const ReduceLaunchConfig tuned_cfg = foldkit::cuda::detail::tuned_reduce_config(dtype);
+  const ReduceLaunchConfig tuned_cfg = foldkit::cuda::detail::tuned_reduce_config(dtype, n);
   const Measured tuned = measure(tuned_cfg, "foldkit-tuned", nullptr);
   csv_.write(tuned.row);
   summary_.add_check(tuned.row);

@@ -17,8 +17,8 @@ struct ReduceLaunchConfig {
   int unroll;         // independent 16-byte loads in flight per thread: 1, 2, 4 or 8
 };
 
-// The configuration foldkit uses for dtype (from src/cuda/tuning/reduce_tuning.cuh).
-ReduceLaunchConfig tuned_reduce_config(DType dtype);
+// The configuration foldkit uses for n elements of dtype (include/foldkit/cuda/tuning/reduce_tuning.hpp).
+ReduceLaunchConfig tuned_reduce_config(DType dtype, std::int64_t n);
 
 // Sum with an explicit launch configuration. Same contract as reduce<ReduceOp::sum>.
 // Throws Error(invalid_argument) for a configuration the kernel cannot run.

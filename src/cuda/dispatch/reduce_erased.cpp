@@ -30,9 +30,10 @@ static void visit_op(ReduceOp op, Call&& call) {
   }
 }
 
-ReduceLaunchConfig tuned_reduce_config(DType dtype) {
+ReduceLaunchConfig tuned_reduce_config(DType dtype, std::int64_t n) {
   if (!is_valid(dtype)) throw Error(Errc::unsupported, "unknown DType value");
-  const tuning::ReduceTuning t = tuning::reduce_tuning_for(dtype_size(dtype));
+  const tuning::ReduceTuning t =
+      tuning::reduce_tuning_for(dtype_size(dtype), static_cast<std::size_t>(n < 0 ? 0 : n) * dtype_size(dtype));
   return ReduceLaunchConfig{t.block_threads, t.blocks_per_sm, t.unroll};
 }
 

@@ -14,19 +14,29 @@ namespace foldkit::cuda {
 template <ReduceOp Op, class T>
 void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
   detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
-  constexpr tuning::ReduceTuning t = tuning::reduce_tuning_for(sizeof(T));
+  tuning::ReduceTuning t = tuning::reduce_tuning_for(sizeof(T), static_cast<std::size_t>(n) * sizeof(T));
   constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
+  // Only the unroll factors that can be launched are instantiated: 2-byte types (8 float lanes)
+  // and 8-byte arg ops (16-byte lanes) would spill registers at the large unroll.
+  constexpr int kSmall = tuning::kUnrollSmall;
+  constexpr bool kLargeFits = !(sizeof(T) == 2 || (kArg && sizeof(T) == 8));
+  constexpr int kLarge = kLargeFits ? tuning::kUnrollLarge : kSmall;
+  if (!kLargeFits) t.unroll = kSmall;
   if constexpr (kArg && sizeof(T) == 2) {
     // 2^48 elements (512 TiB) is beyond any GPU: the packed form is the only one needed.
     if (n >= PackedArgSpec<Op, T>::kMaxElements) throw Error(Errc::unsupported, "argmin/argmax: n >= 2^48");
-    detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
+    detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
   } else if constexpr (kArg && sizeof(T) == 4) {
-    if (n < PackedArgSpec<Op, T>::kMaxElements)
-      detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
-    else  // 2^32 or more elements: a {value, int64 index} accumulator
-      detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+    if (n < PackedArgSpec<Op, T>::kMaxElements) {
+      detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
+    } else {  // 2^32 or more elements: a {value, int64 index} accumulator, at the unroll that fits
+      t.unroll = kSmall;
+      detail::launch_reduce_full<kSmall>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+    }
+  } else if constexpr ((Op == ReduceOp::min || Op == ReduceOp::max) && is_floating_v<T>) {
+    detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, KeyedMinMaxSpec<Op, T>{}, t, stream);
   } else {
-    detail::launch_reduce_full<t.unroll>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+    detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "foldkit/ops.hpp"
@@ -82,6 +83,62 @@ struct PackedArgSpec {
     const unsigned long long low = a & kIndexMask;
     const auto index = static_cast<std::int64_t>(kIsMax ? kIndexMask - low : low);
     return result_type{in[index], index};
+  }
+};
+
+// min/max of floating-point types as an integer min/max: each element's bits become a signed
+// integer key that orders like the value, with -0 below +0 (the Min/Max tie rule of ops.hpp),
+// and any NaN mapped past the extreme so that it wins. The hot loop then does two or three
+// integer operations per element instead of NaN tests and float compares. A NaN result comes
+// back as the canonical quiet NaN (min/max promise "a NaN", not which one).
+template <ReduceOp Op, class T>
+struct KeyedMinMaxSpec {
+  static_assert(Op == ReduceOp::min || Op == ReduceOp::max);
+  static_assert(is_floating_v<T>);
+  using Bits = std::conditional_t<sizeof(T) == 2, unsigned short, std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>>;
+  using Signed = std::make_signed_t<Bits>;
+  using input_type = T;
+  using accum_type = std::conditional_t<sizeof(T) == 8, long long, int>;
+  using result_type = T;
+  static constexpr bool kIsMax = Op == ReduceOp::max;
+  static constexpr int kWidth = 8 * sizeof(T);
+  static constexpr Bits kAbs = Bits(~Bits(0) >> 1);
+  static constexpr Bits kExp = sizeof(T) == 8   ? Bits(0x7ff0000000000000ull)
+                               : sizeof(T) == 4 ? Bits(0x7f800000u)
+                               : std::is_same_v<T, half> ? Bits(0x7c00u)
+                                                         : Bits(0x7f80u);
+  static constexpr accum_type kNanKey =
+      kIsMax ? std::numeric_limits<accum_type>::max() : std::numeric_limits<accum_type>::min();
+
+  struct Combine {
+    __device__ __forceinline__ accum_type operator()(accum_type a, accum_type b) const {
+      if constexpr (kIsMax) return a > b ? a : b;
+      else return a < b ? a : b;
+    }
+  };
+  Combine combine{};
+
+  __device__ __forceinline__ accum_type identity() const {
+    return kIsMax ? std::numeric_limits<accum_type>::min() : std::numeric_limits<accum_type>::max();
+  }
+  __device__ __forceinline__ accum_type from_element(T v, std::int64_t) const {
+    Bits u;
+    memcpy(&u, &v, sizeof(T));
+    const auto s = static_cast<Signed>(u);
+    const auto key = static_cast<Signed>(s ^ static_cast<Signed>((s >> (kWidth - 1)) & static_cast<Signed>(kAbs)));
+    return Bits(u & kAbs) > kExp ? kNanKey : static_cast<accum_type>(key);
+  }
+  __device__ __forceinline__ result_type finalize(accum_type k, std::int64_t, const T*) const {
+    Bits u;
+    if (k == kNanKey) {
+      u = Bits(kExp | ((kExp >> 1) & Bits(~kExp)));  // exponent all ones, top mantissa bit: quiet NaN
+    } else {
+      const auto s = static_cast<Signed>(k);
+      u = static_cast<Bits>(s ^ static_cast<Signed>((s >> (kWidth - 1)) & static_cast<Signed>(kAbs)));
+    }
+    T out;
+    memcpy(&out, &u, sizeof(T));
+    return out;
   }
 };
 
