@@ -102,7 +102,7 @@ struct KeyedMinMaxSpec {
   using result_type = T;
   static constexpr bool kIsMax = Op == ReduceOp::max;
   static constexpr int kWidth = 8 * sizeof(T);
-  static constexpr Bits kAbs = Bits(~Bits(0) >> 1);
+  static constexpr Bits kAbs = Bits(Bits(~Bits(0)) >> 1);  // (16-bit: no sign-extending promotion)
   static constexpr Bits kExp = sizeof(T) == 8   ? Bits(0x7ff0000000000000ull)
                                : sizeof(T) == 4 ? Bits(0x7f800000u)
                                : std::is_same_v<T, half> ? Bits(0x7c00u)
