@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "fill_values.hpp"
+
 #include "foldkit/reduce.hpp"
 #include "suites.hpp"
 #include "table.hpp"
@@ -65,27 +67,6 @@ HostInfo query_host() {
   return h;
 }
 
-// The same value ranges as the GPU's fill (timing.cu): non-zero, sums that never wrap.
-std::uint64_t hash64(std::uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ull;
-  x ^= x >> 27;
-  x *= 0x81dadef4bc2dd44dull;
-  x ^= x >> 33;
-  return x;
-}
-
-template <class T>
-T value_from_hash(std::uint64_t h) {
-  if constexpr (std::is_same_v<T, double>) return 0.5 + static_cast<double>(h >> 11) * 0x1.0p-53;
-  else if constexpr (std::is_same_v<T, float>) return 0.5f + static_cast<float>(h >> 40) * 0x1.0p-24f;
-  else {
-    static_assert(std::is_same_v<T, std::int32_t>);
-    const std::int32_t v = static_cast<std::int32_t>(h >> 43) - (1 << 20);
-    return v != 0 ? v : 1;
-  }
-}
-
 // Copies of one input laid out back to back; each call reads the next one.
 class HostPool {
  public:
@@ -108,7 +89,7 @@ class HostPool {
     T* p = reinterpret_cast<T*>(base_);
     // Filled by all threads: first touch places the pages near the threads that read them.
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) p[i] = value_from_hash<T>(hash64(seed * 0x9e3779b97f4a7c15ull + i));
+    for (std::int64_t i = 0; i < count; ++i) p[i] = foldkit_bench::value_from_hash<T>(foldkit_bench::hash64(seed * 0x9e3779b97f4a7c15ull + i));
     cursor_ = 0;
     return true;
   }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fill_values.hpp"
 #include "foldkit/dtype.hpp"
 
 namespace fkbench {
@@ -23,42 +24,11 @@ void cuda_check(cudaError_t err, const char* what, const char* file, int line) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-// A 64-bit finaliser (xor-shift-multiply rounds): consecutive indices give unrelated bits.
-__device__ __forceinline__ std::uint64_t hash64(std::uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ull;
-  x ^= x >> 27;
-  x *= 0x81dadef4bc2dd44dull;
-  x ^= x >> 33;
-  return x;
-}
-
-template <class T>
-__device__ __forceinline__ T value_from_hash(std::uint64_t h) {
-  if constexpr (std::is_same_v<T, double>) {
-    return 0.5 + static_cast<double>(h >> 11) * 0x1.0p-53;  // [0.5, 1.5)
-  } else if constexpr (std::is_same_v<T, float> || foldkit::is_16bit_float_v<T>) {
-    const float f = 0.5f + static_cast<float>(h >> 40) * 0x1.0p-24f;  // [0.5, 1.5)
-    return T(f);
-  } else if constexpr (std::is_same_v<T, std::int32_t>) {
-    const std::int32_t v = static_cast<std::int32_t>(h >> 43) - (1 << 20);  // [-2^20, 2^20)
-    return v != 0 ? v : 1;
-  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
-    return static_cast<std::uint32_t>(h >> 40) + 1u;  // [1, 2^24]
-  } else if constexpr (std::is_same_v<T, std::int64_t>) {
-    const std::int64_t v = static_cast<std::int64_t>(h >> 30) - (std::int64_t{1} << 33);  // [-2^33, 2^33)
-    return v != 0 ? v : 1;
-  } else {
-    static_assert(std::is_same_v<T, std::uint64_t>);
-    return (h >> 31) + 1u;  // [1, 2^33]
-  }
-}
-
 template <class T>
 __global__ void fill_kernel(T* d, std::size_t count, std::uint64_t seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    d[i] = value_from_hash<T>(hash64(seed * 0x9e3779b97f4a7c15ull + i));
+    d[i] = foldkit_bench::value_from_hash<T>(foldkit_bench::hash64(seed * 0x9e3779b97f4a7c15ull + i));
 }
 
 }  // namespace
