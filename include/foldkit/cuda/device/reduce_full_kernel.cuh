@@ -76,11 +76,32 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
       for (int j = 0; j < kLanes; ++j) lane[j] = spec.combine(lane[j], spec.from_element(v[u].v[j], base + j));
     }
   }
-  for (; i < vectors; i += stride) {
-    const V v = load_streaming(vin + i);
-    const std::int64_t base = head + i * kLanes;
+  // Fewer than kUnroll strides remain: issue their loads in batches of up to 3 before using any
+  // (a plain loop here would wait one DRAM round trip per stride). Accumulators wider than 32
+  // bytes per thread (8 lanes of 8 bytes) leave no registers for a batch: one at a time there.
+  constexpr int kBatch = sizeof(Acc) * kLanes > 32 ? 1 : (kUnroll - 1 < 3 ? kUnroll - 1 : 3);
+  if constexpr (kBatch > 1) {
+    for (; i < vectors; i += kBatch * stride) {
+      V v[kBatch];
 #pragma unroll
-    for (int j = 0; j < kLanes; ++j) lane[j] = spec.combine(lane[j], spec.from_element(v.v[j], base + j));
+      for (int u = 0; u < kBatch; ++u)
+        if (i + u * stride < vectors) v[u] = load_streaming(vin + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (i + u * stride < vectors) {
+          const std::int64_t base = head + (i + u * stride) * kLanes;
+#pragma unroll
+          for (int j = 0; j < kLanes; ++j) lane[j] = spec.combine(lane[j], spec.from_element(v[u].v[j], base + j));
+        }
+      }
+    }
+  } else {
+    for (; i < vectors; i += stride) {
+      const V v = load_streaming(vin + i);
+      const std::int64_t base = head + i * kLanes;
+#pragma unroll
+      for (int j = 0; j < kLanes; ++j) lane[j] = spec.combine(lane[j], spec.from_element(v.v[j], base + j));
+    }
   }
 
   Acc acc = lane[0];

@@ -80,9 +80,22 @@ struct PackedArgSpec {
     return (key_of(v) << kIndexBits) | index;
   }
   __device__ __forceinline__ result_type finalize(unsigned long long a, std::int64_t, const T* in) const {
+    using Bits = std::conditional_t<sizeof(T) == 2, unsigned short, unsigned>;
+    constexpr Bits kSign = Bits(Bits(1) << (kKeyBits - 1));
     const unsigned long long low = a & kIndexMask;
     const auto index = static_cast<std::int64_t>(kIsMax ? kIndexMask - low : low);
-    return result_type{in[index], index};
+    const auto key = static_cast<Bits>(a >> kIndexBits);
+    // The key gives the value back without another trip to memory, except where keying lost
+    // bits: a NaN (all NaNs share the extreme key) or a float zero (-0 shares +0's key).
+    const Bits plus_zero_key = kSign;
+    const bool lossy = !std::is_integral_v<T> && (key == (kIsMax ? Bits(~Bits(0)) : Bits(0)) || key == plus_zero_key);
+    if (lossy) return result_type{in[index], index};
+    Bits u;
+    if constexpr (std::is_integral_v<T>) u = std::is_signed_v<T> ? Bits(key ^ kSign) : key;
+    else u = (key & kSign) ? Bits(key & Bits(~kSign)) : Bits(~key);
+    T value;
+    memcpy(&value, &u, sizeof(T));
+    return result_type{value, index};
   }
 };
 

@@ -71,28 +71,34 @@ template <int kUnroll, class Spec>
 bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64_t n,
                                typename Spec::result_type* d_out, const Spec& spec, tuning::ReduceTuning t,
                                std::int64_t wanted_blocks, cudaStream_t stream) {
-  if (!t.use_clusters || wanted_blocks < 2) return false;
-  const auto kernel = reduce_cluster_kernel<kUnroll, Spec>;
-  const int most = max_cluster_blocks(kernel);
-  if (wanted_blocks > static_cast<std::int64_t>(most) * tuning::kClusterWaves) return false;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted_blocks, most));
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(static_cast<unsigned>(t.block_threads));
-  config.stream = stream;
-  cudaLaunchAttribute attribute[2];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = blocks;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  attribute[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[1].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = t.programmatic_launch ? 2 : 1;
-  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, spec);
-  if (status == cudaSuccess) return true;
-  (void)cudaGetLastError();  // e.g. no GPC with room for the cluster: use the grid kernel
-  return false;
+  // The cluster path serves small inputs, which the tuning always gives the small unroll;
+  // other unrolls would only instantiate kernels that never run.
+  if constexpr (kUnroll != tuning::kUnrollSmall) {
+    return false;
+  } else {
+    if (!t.use_clusters || wanted_blocks < 2) return false;
+    const auto kernel = reduce_cluster_kernel<kUnroll, Spec>;
+    const int most = max_cluster_blocks(kernel);
+    if (wanted_blocks > static_cast<std::int64_t>(most) * tuning::kClusterWaves) return false;
+    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted_blocks, most));
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(static_cast<unsigned>(t.block_threads));
+    config.stream = stream;
+    cudaLaunchAttribute attribute[2];
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = blocks;
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    attribute[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[1].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = t.programmatic_launch ? 2 : 1;
+    const cudaError_t status = cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, spec);
+    if (status == cudaSuccess) return true;
+    (void)cudaGetLastError();  // e.g. no GPC with room for the cluster: use the grid kernel
+    return false;
+  }
 }
 
 template <int kUnroll, class Spec>
