@@ -84,6 +84,34 @@ TEST_F(CudaWorkspace, BadWorkspaceIsInvalidArgument) {
   })) << "too small, type-erased";
 }
 
+// Records what `record` enqueues on `stream` into a graph and instantiates it; destroys both
+// when it goes out of scope (also when a check fails midway).
+class CapturedGraph {
+ public:
+  template <class Record> CapturedGraph(cudaStream_t stream, Record&& record) {
+    FOLDKIT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    try {
+      record();
+    } catch (...) {
+      (void)cudaStreamEndCapture(stream, &graph_);
+      throw;
+    }
+    FOLDKIT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+    FOLDKIT_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  ~CapturedGraph() {
+    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
+    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  void launch(cudaStream_t stream) const { FOLDKIT_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 // Capture a sum and an argmax sharing one explicit workspace into a graph; replay it on new
 // input data each time, outputs poisoned in between: every replay must recompute correctly.
 TEST_F(CudaWorkspace, GraphCaptureWithExplicitWorkspaceReplays) {
@@ -97,19 +125,10 @@ TEST_F(CudaWorkspace, GraphCaptureWithExplicitWorkspaceReplays) {
   DeviceSlot sum_out, argmax_out;
   FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  cudaGraph_t graph = nullptr;
-  FOLDKIT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  try {
+  const CapturedGraph graph(stream, [&] {
     cuda::reduce<ReduceOp::sum>(in.ptr, n, sum_out.get<float>(), owned.get(), stream);
     cuda::reduce<ReduceOp::argmax>(in.ptr, n, argmax_out.get<ArgResult<float>>(), owned.get(), stream);
-  } catch (...) {
-    (void)cudaStreamEndCapture(stream, &graph);
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    throw;
-  }
-  FOLDKIT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  FOLDKIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  });
 
   for (int replay = 0; replay < 5 && !HasFailure(); ++replay) {
     SCOPED_TRACE("replay " + std::to_string(replay));
@@ -119,12 +138,10 @@ TEST_F(CudaWorkspace, GraphCaptureWithExplicitWorkspaceReplays) {
                                        cudaMemcpyHostToDevice, stream));
     sum_out.poison(stream);
     argmax_out.poison(stream);
-    FOLDKIT_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    graph.launch(stream);
     EXPECT_TRUE(exactly(sum_out.take<float>("graph sum", stream), static_cast<float>(ref_real_sum(data).sum)));
     EXPECT_TRUE(matches_arg(argmax_out.take<ArgResult<float>>("graph argmax", stream), data, ref_arg_index<true>(data)));
   }
-  FOLDKIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  FOLDKIT_CUDA_CHECK(cudaGraphDestroy(graph));
   EXPECT_TRUE(all_zero(owned.get()));
 }
 
@@ -140,28 +157,15 @@ TEST_F(CudaWorkspace, GraphCaptureOfConvenientFormAfterWarmUp) {
   cuda::reduce<ReduceOp::sum>(in.ptr, n, out.get<std::int64_t>(), stream);  // warm-up: creates the workspace
   FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  cudaGraph_t graph = nullptr;
-  FOLDKIT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  try {
-    cuda::reduce<ReduceOp::sum>(in.ptr, n, out.get<std::int64_t>(), stream);
-  } catch (...) {
-    (void)cudaStreamEndCapture(stream, &graph);
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    throw;
-  }
-  FOLDKIT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  FOLDKIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const CapturedGraph graph(stream, [&] { cuda::reduce<ReduceOp::sum>(in.ptr, n, out.get<std::int64_t>(), stream); });
   for (int replay = 0; replay < 3; ++replay) {
     data = make_exact_sum_data<std::int32_t>(n, 2, rng.counter());
     FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(in.buffer.get(), data.storage.data(), data.storage.size() * sizeof(std::int32_t),
                                        cudaMemcpyHostToDevice, stream));
     out.poison(stream);
-    FOLDKIT_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    graph.launch(stream);
     EXPECT_TRUE(bits_equal(out.take<std::int64_t>("graph sum", stream), ref_int_sum(data))) << "replay " << replay;
   }
-  FOLDKIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  FOLDKIT_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
 }  // namespace
