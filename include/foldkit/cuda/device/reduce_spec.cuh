@@ -67,17 +67,30 @@ struct PackedArgSpec {
     } else {
       constexpr Bits kAbs = Bits(kSign - 1);
       constexpr Bits kExp = sizeof(T) == 4 ? Bits(0x7f800000u) : std::is_same_v<T, half> ? Bits(0x7c00u) : Bits(0x7f80u);
+      // Branch-free (selects, no predicated blocks): negative values flip all bits, others set
+      // the sign bit; then both zeros take +0's key and every NaN the extreme key.
+      using Signed = std::make_signed_t<Bits>;
       const Bits mag = Bits(u & kAbs);
-      if (mag > kExp) return kIsMax ? Bits(~Bits(0)) : Bits(0);  // NaN: the extreme
-      if (mag == 0) u = 0;                                       // -0 ties with +0
-      return (u & kSign) ? Bits(~u) : Bits(u | kSign);
+      const Bits negative = Bits(static_cast<Signed>(u) >> (kKeyBits - 1));
+      Bits key = Bits(u ^ Bits(negative | kSign));
+      key = mag == 0 ? kSign : key;
+      key = mag > kExp ? (kIsMax ? Bits(~Bits(0)) : Bits(0)) : key;
+      return key;
     }
   }
 
   __device__ __forceinline__ unsigned long long identity() const { return kIsMax ? 0ull : ~0ull; }
   __device__ __forceinline__ unsigned long long from_element(T v, std::int64_t i) const {
-    const unsigned long long index = kIsMax ? kIndexMask - static_cast<unsigned long long>(i) : static_cast<unsigned long long>(i);
-    return (key_of(v) << kIndexBits) | index;
+    if constexpr (kIndexBits == 32) {
+      // 32-bit key and 32-bit index: build the two halves as 32-bit words (one add and one NOT
+      // for the index instead of 64-bit arithmetic); the pair is the 64-bit value.
+      const auto low = static_cast<unsigned>(i);
+      return (key_of(v) << 32) | (kIsMax ? ~low : low);
+    } else {
+      const unsigned long long index =
+          kIsMax ? kIndexMask - static_cast<unsigned long long>(i) : static_cast<unsigned long long>(i);
+      return (key_of(v) << kIndexBits) | index;
+    }
   }
   __device__ __forceinline__ result_type finalize(unsigned long long a, std::int64_t, const T* in) const {
     using Bits = std::conditional_t<sizeof(T) == 2, unsigned short, unsigned>;
