@@ -61,19 +61,6 @@ struct half {
     return static_cast<std::uint16_t>(sign | r);
 #endif
   }
-  // Like to_float, but a NaN keeps its payload on the device too (the hardware conversion
-  // returns the canonical NaN), so min/max/arg ops can hand back the element's own bits.
-  FOLDKIT_HD static float to_float_keep_nan(std::uint16_t h) {
-#if defined(__CUDA_ARCH__)
-    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0u) {
-      const std::uint32_t x = (static_cast<std::uint32_t>(h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13);
-      float f;
-      memcpy(&f, &x, 4);
-      return f;
-    }
-#endif
-    return to_float(h);
-  }
   FOLDKIT_HD static float to_float(std::uint16_t h) {
 #if defined(__CUDA_ARCH__)
     float f;

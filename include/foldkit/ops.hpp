@@ -234,12 +234,7 @@ struct reduce_traits {
   FOLDKIT_HD static accum_type identity() { return combine_type::identity(); }
 
   FOLDKIT_HD static accum_type from_element(T v, std::int64_t index) {
-    if constexpr (std::is_same_v<T, half> && (kUsesIndex || Op == ReduceOp::min || Op == ReduceOp::max)) {
-      // Comparison ops return an element itself: keep a NaN's payload through the float.
-      const float f = half::to_float_keep_nan(v.bits);
-      if constexpr (kUsesIndex) return accum_type{f, index};
-      else return f;
-    } else if constexpr (kUsesIndex) {
+    if constexpr (kUsesIndex) {
       return accum_type{static_cast<cmp_t>(v), index};
     } else {
       (void)index;

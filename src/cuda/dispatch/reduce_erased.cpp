@@ -17,7 +17,7 @@ static void check_enums(ReduceOp op, DType dtype) {
   if (!is_valid(dtype)) throw Error(Errc::unsupported, "unknown DType value " + std::to_string(static_cast<int>(dtype)));
 }
 
-template <class T, class Call>
+template <class Call>
 static void visit_op(ReduceOp op, Call&& call) {
   switch (op) {
     case ReduceOp::sum: return call(std::integral_constant<ReduceOp, ReduceOp::sum>{});
@@ -52,7 +52,7 @@ void reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_
   detail::check_enums(op, dtype);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    detail::visit_op<T>(op, [&](auto op_tag) {
+    detail::visit_op(op, [&](auto op_tag) {
       constexpr ReduceOp kOp = decltype(op_tag)::value;
       reduce<kOp, T>(static_cast<const T*>(d_in), n, static_cast<reduce_result_t<kOp, T>*>(d_out), ws, stream);
     });
