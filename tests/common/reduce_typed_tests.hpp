@@ -58,6 +58,37 @@ TYPED_TEST_P(ReduceAllDtypes, ProdExact) {
   }
 }
 
+// Every element at the far end of the order (lowest for argmax, highest for argmin: -inf/+inf
+// for floats): a kernel that starts each lane from that value as its identity must still report
+// the first index. Also with one element just past it, placed at random, which must win.
+TYPED_TEST_P(ReduceAllDtypes, ArgAtTheEndOfTheOrder) {
+  using Backend = typename TestFixture::Backend;
+  using T = typename TestFixture::T;
+  FOLDKIT_TRACE_SEED();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  T lowest, highest, above_lowest;
+  if constexpr (is_floating_v<T>) {
+    lowest = from_double<T>(-kInf), highest = from_double<T>(kInf), above_lowest = from_double<T>(-1000.0);
+  } else {
+    lowest = std::numeric_limits<T>::lowest(), highest = std::numeric_limits<T>::max();
+    above_lowest = std::is_signed_v<T> ? T(-1000) : T(1000);
+  }
+  const T below_highest = from_double<T>(1000.0);
+  for (auto [n, offset] : shapes(standard_sizes(), this->rng_)) {
+    TestArray<T> low(n, offset, above_lowest), high(n, offset, below_highest);
+    fill(low, [&](std::int64_t) { return lowest; });
+    fill(high, [&](std::int64_t) { return highest; });
+    EXPECT_TRUE(matches_arg(reduce_on<ReduceOp::argmax, Backend>(Backend::upload(low)), low, 0));
+    EXPECT_TRUE(matches_arg(reduce_on<ReduceOp::argmin, Backend>(Backend::upload(high)), high, 0));
+    const std::int64_t k = this->rng_.uniform(0, n - 1);
+    low[k] = above_lowest;
+    high[k] = below_highest;
+    EXPECT_TRUE(matches_arg(reduce_on<ReduceOp::argmax, Backend>(Backend::upload(low)), low, k));
+    EXPECT_TRUE(matches_arg(reduce_on<ReduceOp::argmin, Backend>(Backend::upload(high)), high, k));
+    if (this->HasFailure()) return;
+  }
+}
+
 // The extreme is planted at the ends, in the misaligned head and tail, anywhere, and as a tie.
 TYPED_TEST_P(ReduceAllDtypes, MinMaxArgMinArgMaxPlanted) {
   using Backend = typename TestFixture::Backend;
@@ -128,7 +159,7 @@ TYPED_TEST_P(ReduceAllDtypes, TypeErasedMatchesTyped) {
   }
 }
 
-REGISTER_TYPED_TEST_SUITE_P(ReduceAllDtypes, SumAndMeanExact, ProdExact, MinMaxArgMinArgMaxPlanted, EmptyInput,
+REGISTER_TYPED_TEST_SUITE_P(ReduceAllDtypes, ArgAtTheEndOfTheOrder, SumAndMeanExact, ProdExact, MinMaxArgMinArgMaxPlanted, EmptyInput,
                             RepeatedCallsBitwiseIdentical, TypeErasedMatchesTyped);
 
 // ================================ floating-point dtypes ================================

@@ -28,7 +28,7 @@ void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Worksp
     detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
   } else if constexpr (kArg && sizeof(T) == 4) {
     if (n < PackedArgSpec<Op, T>::kMaxElements) {
-      detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
+      detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, LaneArgSpec<Op, T>{}, t, stream);
     } else {  // 2^32 or more elements: a {value, int64 index} accumulator, at the unroll that fits
       t.unroll = kSmall;
       detail::launch_reduce_full<kSmall>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);

@@ -112,6 +112,53 @@ struct PackedArgSpec {
   }
 };
 
+// argmin/argmax of 4-byte types, with a cheaper per-lane state in the hot loop
+// (lane_state.cuh): each vector lane keeps its best value and the vector it came from, updated
+// with one native compare and two selects; the packed key|index of PackedArgSpec is built only
+// once per lane, after the loop, and everything from there on (block and grid combine,
+// finalize) is PackedArgSpec's. The compare has the same rules as the key: a strict "better"
+// keeps the first index on ties (-0 ties +0), the lane's first NaN wins and no later element
+// replaces it.
+template <ReduceOp Op, class T>
+struct LaneArgSpec : PackedArgSpec<Op, T> {
+  static_assert(sizeof(T) == 4);
+  using Base = PackedArgSpec<Op, T>;
+  static constexpr bool kIsMax = Base::kIsMax;
+  static constexpr unsigned kNoVector = ~0u;  // the lane has not left its identity
+  struct Lane {
+    T best;
+    unsigned vector;
+  };
+  using lane_type = Lane;
+
+  __device__ __forceinline__ Lane lane_identity() const {
+    // The far end of the order. A lane whose elements all equal it never leaves the identity;
+    // lane_to_accum then credits the first vector it read, which is where the first of those
+    // equal elements was.
+    if constexpr (std::is_floating_point_v<T>)
+      return {kIsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity(), kNoVector};
+    else
+      return {kIsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(), kNoVector};
+  }
+  __device__ __forceinline__ Lane lane_update(Lane lane, T v, unsigned vector) const {
+    bool better;
+    if constexpr (std::is_floating_point_v<T>) {
+      // Unordered compare: true when v is past the best, or either is a NaN; a NaN best stays.
+      better = (kIsMax ? !(v <= lane.best) : !(v >= lane.best)) && !(lane.best != lane.best);
+    } else {
+      better = kIsMax ? v > lane.best : v < lane.best;
+    }
+    return {better ? v : lane.best, better ? vector : lane.vector};
+  }
+  // first_vector: the first vector this lane read; it read none when first_vector >= vectors.
+  __device__ __forceinline__ unsigned long long lane_to_accum(Lane lane, std::int64_t head, int lanes, int j,
+                                                              std::int64_t first_vector, std::int64_t vectors) const {
+    if (first_vector >= vectors) return Base::identity();
+    const std::int64_t vector = lane.vector == kNoVector ? first_vector : static_cast<std::int64_t>(lane.vector);
+    return Base::from_element(lane.best, head + vector * lanes + j);
+  }
+};
+
 // min/max of floating-point types as an integer min/max: each element's bits become a signed
 // integer key that orders like the value, with -0 below +0 (the Min/Max tie rule of ops.hpp),
 // and any NaN mapped past the extreme so that it wins. The hot loop then does two or three
