@@ -37,6 +37,10 @@ std::unique_ptr<CubReduce> make_cub_max_f32(std::int64_t n);
 // layout ({float value; int64 index}).
 std::unique_ptr<CubReduce> make_cub_argmax_f32(std::int64_t n);
 
+// cub::DeviceScan::InclusiveSum of i32 or f32 (cub_scan.cu): d_out receives n elements. Used by
+// `foldkit-bench ladder` beside seed 004's blocked scans.
+std::unique_ptr<CubReduce> make_cub_inclusive_sum(foldkit::DType dtype, std::int64_t n);
+
 std::string cub_version();  // "CCCL x.y.z": the version macros live in CUB's headers
 
 namespace detail {

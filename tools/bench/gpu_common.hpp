@@ -42,6 +42,8 @@ class GpuSession {
 
   // The pool's current input is rotated over; see time_calls.
   Timing time(const Call& call) { return time_calls(plan_, stream_, pool_, &gate_, call); }
+  // The same with another plan (foldkit-bench ladder: 3 calls for a rung that takes ~0.1 s each).
+  Timing time(const Call& call, const TimingPlan& plan) { return time_calls(plan, stream_, pool_, &gate_, call); }
   // Times every ceiling variant reading `bytes` of each copy of the pool's current input.
   CeilingResult measure_ceiling(std::size_t bytes);
   // Synchronises the stream, then copies `bytes` of result slot `slot` to host.

@@ -18,6 +18,7 @@ namespace {
 const char* kUsage =
     "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...]\n"
+    "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
     "\n"
     "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
     "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
@@ -30,6 +31,11 @@ const char* kUsage =
     "  --no-gate        time single calls without holding the stream (includes host submission)\n"
     "  sweep            tune foldkit's sum kernel: block_threads x unroll x blocks/SM, n = 2^24, 2^28\n"
     "  --dtypes LIST    sweep only these dtypes (i32,u32,i64,u64,f32,f64,f16,bf16)\n"
+    "  ladder           the seeds' kernel ladders (ladder/) rung by rung, each seed in its own table, at the\n"
+    "                   seed's n on one reused input (as the seed timed it) and at a DRAM-sized n on rotated\n"
+    "                   inputs, beside foldkit, CUB and the ceiling; every row checked. GPU only\n"
+    "  --seed LIST      ladder: only these seeds (default 000,002,003,004)\n"
+    "  --sweep          ladder: also time every shape of each rung's sweep list at the DRAM size\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
@@ -57,6 +63,20 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "sweep" && i == 1) {
       opt.sweep = true;
+    } else if (a == "ladder" && i == 1) {
+      opt.ladder = true;
+    } else if (a == "--sweep" && opt.ladder) {
+      opt.ladder_sweep = true;
+    } else if (a == "--seed" && opt.ladder) {
+      const char* v = value();
+      if (!v) return usage_error("--seed needs a list such as 000,004", nullptr);
+      std::stringstream ss(v);
+      for (std::string t; std::getline(ss, t, ',');) {
+        if (t.empty()) continue;
+        while (t.size() < 3) t = "0" + t;  // "4" means "004"
+        if (t != "000" && t != "002" && t != "003" && t != "004") return usage_error("unknown seed", t.c_str());
+        opt.ladder_seeds.push_back(t);
+      }
     } else if (a == "--quick") {
       opt.quick = true;
     } else if (a == "--no-gate") {
@@ -90,6 +110,13 @@ int main(int argc, char** argv) {
 
   try {
 #if FOLDKIT_BENCH_CUDA
+    if (opt.ladder) {
+      if (!gpu_present()) {
+        std::fprintf(stderr, "foldkit-bench: ladder times GPU kernels and needs a GPU; none was found\n");
+        return 1;
+      }
+      return run_ladder(opt) ? 1 : 0;
+    }
     if (opt.sweep) {
       if (opt.backend == Backend::cpu) return usage_error("sweep tunes the CUDA kernel; it has no CPU form", nullptr);
       if (!gpu_present()) {
@@ -106,6 +133,10 @@ int main(int argc, char** argv) {
     if (have_gpu) return run_gpu_table(opt) ? 1 : 0;
     return run_cpu_table(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
 #else
+    if (opt.ladder) {
+      std::fprintf(stderr, "foldkit-bench: ladder needs the CUDA backend (this build: FOLDKIT_CUDA=OFF)\n");
+      return 1;
+    }
     if (opt.sweep || opt.backend == Backend::cuda) {
       std::fprintf(stderr, "foldkit-bench: this build has no CUDA backend (configured with FOLDKIT_CUDA=OFF)\n");
       return 1;

@@ -10,6 +10,9 @@ enum class Backend { automatic, cpu, cuda };
 
 struct Options {
   bool sweep = false;         // `foldkit-bench sweep`: tune the CUDA reduction's launch configuration
+  bool ladder = false;        // `foldkit-bench ladder`: the seeds' kernel ladders, rung by rung
+  bool ladder_sweep = false;  // `ladder --sweep`: every rung's sweep shapes at the DRAM size
+  std::vector<std::string> ladder_seeds;  // `ladder --seed 000,004`; empty: every seed
   bool quick = false;         // fewer repetitions (still >= 20 per-call samples, >= 100 batch calls)
   bool gate = true;           // hold the stream while a timed call is submitted (see timing.hpp)
   Backend backend = Backend::automatic;

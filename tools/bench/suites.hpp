@@ -14,6 +14,7 @@ int run_cpu_table(const Options& opt, const char* why);
 bool gpu_present();                       // foldkit::cuda::device_available()
 int run_gpu_table(const Options& opt);    // gpu_suite.cpp
 int run_sweep(const Options& opt);        // sweep.cpp
+int run_ladder(const Options& opt);       // ladder_suite.cpp (+ ladder_sweep.cpp)
 #endif
 
 }  // namespace fkbench

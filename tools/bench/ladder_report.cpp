@@ -1,0 +1,100 @@
+// Console tables and CSV of `foldkit-bench ladder` (see ladder_report.hpp).
+#include "ladder_report.hpp"
+
+#include <cmath>
+
+namespace fkbench {
+namespace {
+
+std::string num(double v, const char* f) {
+  if (std::isnan(v)) return "-";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string us_text(double v) { return num(v, v < 1000 ? "%.2f" : v < 1e6 ? "%.1f" : "%.0f"); }
+std::string gbps_text(double v) { return num(v, v < 10 ? "%.3f" : v < 100 ? "%.1f" : "%.0f"); }
+
+// Quotes a CSV field when it holds a separator, a quote or a newline.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c == '\n' ? ' ' : c;
+  }
+  return q + "\"";
+}
+std::string csv_num(double v, const char* f) { return std::isnan(v) ? "" : num(v, f); }
+
+}  // namespace
+
+double ladder_gbps(const LadderRow& r) { return gbps(r.bytes_moved, r.median_us); }
+double ladder_pct_of_ceiling(const LadderRow& r) { return 100.0 * ratio(r.ceiling_us, r.median_us); }
+double ladder_speedup(const LadderRow& r) { return ratio(r.rung0_us, r.median_us); }
+bool ladder_wrong(const LadderRow& r) { return r.check.rfind("WRONG", 0) == 0 || r.check.rfind("ERROR", 0) == 0; }
+
+std::string shape_label(const foldkit::ladder::Shape& s) {
+  return std::to_string(s.block_threads) + "/" + (s.grid_blocks == 0 ? std::string("auto") : std::to_string(s.grid_blocks)) +
+         "/" + std::to_string(s.items_per_thread);
+}
+
+void print_ladder_title(const std::string& title, const std::vector<std::string>& lines) {
+  std::printf("\n== %s ==\n", title.c_str());
+  for (const std::string& l : lines) std::printf("   %s\n", l.c_str());
+  std::fflush(stdout);
+}
+
+void print_ladder_rows(const std::vector<LadderRow>& rows) {
+  std::printf("%4s  %-24s %-22s %11s %8s %7s %8s  %-6s %s\n", "rung", "variant", "shape (thr/grid/items)",
+              "median us", "GB/s", "% ceil", "speedup", "check", "notes");
+  for (const LadderRow& r : rows) {
+    std::string notes = r.note;
+    if (!r.seed_figure.empty()) notes += (notes.empty() ? "" : "; ") + std::string("seed: ") + r.seed_figure;
+    const std::string check = r.check.empty() ? "-" : ladder_wrong(r) ? "WRONG" : r.check;
+    std::printf("%4s  %-24s %-22s %11s %8s %7s %8s  %-6s %s\n", r.rung >= 0 ? std::to_string(r.rung).c_str() : "",
+                r.variant.c_str(), r.shape.c_str(), us_text(r.median_us).c_str(), gbps_text(ladder_gbps(r)).c_str(),
+                num(ladder_pct_of_ceiling(r), "%.1f").c_str(), num(ladder_speedup(r), "%.2f").c_str(), check.c_str(),
+                notes.c_str());
+    if (ladder_wrong(r))
+      std::printf("!!!!!!!! seed %s %s %s n=%lld: %s !!!!!!!!\n", r.seed.c_str(), r.variant.c_str(), r.element.c_str(),
+                  static_cast<long long>(r.n), r.check.c_str());
+  }
+  std::fflush(stdout);
+}
+
+LadderCsv::~LadderCsv() {
+  if (f_) std::fclose(f_);
+}
+
+bool LadderCsv::open(const std::string& path, const Header& h) {
+  f_ = std::fopen(path.c_str(), "w");
+  if (!f_) {
+    std::fprintf(stderr, "foldkit-bench: cannot write CSV file '%s'\n", path.c_str());
+    return false;
+  }
+  gpu_ = h.device;
+  date_ = h.date;
+  std::fprintf(f_,
+               "gpu,date,seed,table,variant,element,rung,n,bytes_moved,l2_resident,shape,median_us,batch_us,gbps,"
+               "pct_of_ceiling,speedup_vs_rung0,check,note\n");
+  std::fflush(f_);
+  return true;
+}
+
+void LadderCsv::write(const LadderRow& r) {
+  if (!f_) return;
+  // The seed's own figure goes into the note: it is the author's number, not a measurement.
+  std::string note = r.note;
+  if (!r.seed_figure.empty()) note += (note.empty() ? "" : "; ") + std::string("seed: ") + r.seed_figure;
+  std::fprintf(f_, "%s,%s,%s,%s,%s,%s,%s,%lld,%llu,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", csv_field(gpu_).c_str(),
+               date_.c_str(), r.seed.c_str(), r.table.c_str(), csv_field(r.variant).c_str(), r.element.c_str(),
+               r.rung >= 0 ? std::to_string(r.rung).c_str() : "", static_cast<long long>(r.n),
+               static_cast<unsigned long long>(r.bytes_moved), r.l2_resident ? 1 : 0, csv_field(r.shape).c_str(),
+               csv_num(r.median_us, "%.3f").c_str(), csv_num(r.batch_us, "%.3f").c_str(),
+               csv_num(ladder_gbps(r), "%.1f").c_str(), csv_num(ladder_pct_of_ceiling(r), "%.2f").c_str(),
+               csv_num(ladder_speedup(r), "%.3f").c_str(), csv_field(r.check).c_str(), csv_field(note).c_str());
+  std::fflush(f_);  // a crash half-way leaves every finished row on disk
+}
+
+}  // namespace fkbench
