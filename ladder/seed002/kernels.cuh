@@ -16,11 +16,12 @@ namespace foldkit::ladder::seed002 {
 namespace cg = cooperative_groups;
 
 // ---------------------------------------------------------------------------------------------
-// reduce6 (rung 0): reduce5 in cooperative-groups syntax. Bottleneck addressed over the naive
-// ladder: each thread first sums several elements in registers (grid-stride, `items` coalesced
-// loads per step), so the block's shared-memory tree runs once per block rather than once per
-// BLOCK elements; the tree itself is unrolled at compile time (BLOCK is a template parameter,
-// which is why reduce6 needs a power-of-two block size in [32, 1024]).
+// reduce6 (rung 0): reduce5 in cooperative-groups syntax (thread_block, thread_rank(),
+// block.sync()), the seed's "translation only". Bottleneck it keeps addressing, as reduce5 did:
+// each thread first sums several elements in registers (grid-stride, `items` coalesced loads per
+// step), so the block's shared-memory tree runs once per block rather than once per BLOCK
+// elements; the tree is unrolled at compile time (BLOCK is a template parameter, which is why
+// reduce6 needs a power-of-two block size in [32, 1024]).
 // Writes one partial per block to out[blockIdx.x] (a second launch, one block, reduces those).
 // `scrub`, when not null, is `in` itself: every element read is zeroed again by the thread that
 // read it (the second pass uses it to hand the caller's workspace back zeroed).
@@ -35,10 +36,11 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ T sdata[BLOCK];
 
   const unsigned tid = block.thread_rank();
-  // Fix: 64-bit indices (the seed's unsigned int indexing overflows past 2^32 elements).
+  // Fix: 64-bit indices (the seed's `unsigned int n` and indices stop at 2^32 elements, and a
+  // grid-stride index in 32 bits can wrap before it passes n).
   const std::size_t step = static_cast<std::size_t>(BLOCK) * static_cast<std::size_t>(items);
   const std::size_t stride = step * gridDim.x;
-  const std::size_t last = static_cast<std::size_t>(items - 1) * BLOCK;  // offset of item k-1
+  const std::size_t last = static_cast<std::size_t>(items - 1) * BLOCK;  // offset of the step's last item
 
   T sum = T(0);
   std::size_t i = static_cast<std::size_t>(block.group_index().x) * step + tid;
@@ -50,8 +52,9 @@ __global__ void __launch_bounds__(BLOCK)
       if (scrub != nullptr) scrub[j] = T(0);
     }
   }
-  // Fix: the seed assumed n a multiple of the block's step; at most one ragged step remains
-  // (the next whole step would start past n), and each of its loads is bounds-checked.
+  // Fix: any n, not a multiple of the step (the seed elides its load loop, "as before"; the
+  // classic one reads i + blockSize unchecked). At most one ragged step remains (the next whole
+  // step would start past n), and each of its loads is bounds-checked.
   for (int k = 0; k < items; ++k) {
     const std::size_t j = i + static_cast<std::size_t>(k) * BLOCK;
     if (j < n) {
@@ -75,7 +78,8 @@ __global__ void __launch_bounds__(BLOCK)
   // Last warp. Fix: reduce5's `volatile` warp-synchronous tail relied on lock-step warps, which
   // Volta's independent thread scheduling no longer guarantees; each step is now separated by
   // warp.sync() (a __syncwarp). Within a step only lanes < s write (sdata[0, s)) and they read
-  // sdata[s, 2s) plus their own slot, so no lane reads a slot another lane writes in that step.
+  // only sdata[s, 2s) (their own running sum is in a register), so no lane reads a slot another
+  // lane writes in the same step.
   if (tid < 32) {  // exactly warp 0, all 32 lanes: warp.sync() below is not divergent
 #pragma unroll
     for (int s = (BLOCK >= 64 ? 32 : 16); s >= 1; s >>= 1) {
@@ -105,6 +109,8 @@ __device__ __forceinline__ T warp_reduce_sum(const cg::thread_block_tile<32>& wa
 // partials). Each thread sums a grid-stride range in a register, the warp reduces with shuffles,
 // and each warp's lane 0 does one atomicAdd into *out (which the launch zeroes first).
 // Any block size that is a multiple of 32 works (whole warps for the shuffles).
+// Fix: the grid-stride index is 64-bit and int sums wrap through wrap_add (the seed's int +=
+// overflows, which is undefined behaviour; the hardware atomicAdd on int wraps anyway).
 // ---------------------------------------------------------------------------------------------
 template <class T>
 __global__ void reduce7(const T* in, std::size_t n, T* out) {
@@ -134,7 +140,8 @@ using vec4_t = std::conditional_t<std::is_same_v<T, float>, float4, int4>;
 // and n % 4 == 0 (it crashed on `data + 1` and dropped up to 3 trailing elements). Here the
 // host splits [0, n) into a scalar head up to the first 16-byte boundary (`head` <= 3
 // elements), `nvec` whole aligned vectors, and a scalar tail (< 4 elements); the first threads
-// of the grid take the head and tail elements. Nothing is read outside in[0, n).
+// of the grid take the head and tail elements. Nothing is read outside in[0, n). The seed's
+// `int tid` vector index is 64-bit here.
 // ---------------------------------------------------------------------------------------------
 template <class T>
 __global__ void reduce7_v1(const T* in, std::size_t n, std::size_t head, std::size_t nvec,
