@@ -47,4 +47,20 @@ __host__ __device__ __forceinline__ T wrap_add(T a, T b) {
     return a + b;
 }
 
+// Calls f(std::integral_constant<int, B>{}) for B == block, a power of two in [32, 1024]: the
+// rungs whose tree is unrolled at compile time dispatch their run-time block size through this.
+// Throws Errc::invalid_argument naming `who` for any other value (accepts() rejects those first).
+template <class F>
+void with_pow2_block(int block, const char* who, F&& f) {
+  switch (block) {
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    case 256: f(std::integral_constant<int, 256>{}); break;
+    case 512: f(std::integral_constant<int, 512>{}); break;
+    case 1024: f(std::integral_constant<int, 1024>{}); break;
+    default: throw Error(Errc::invalid_argument, std::string(who) + ": no kernel for block size " + std::to_string(block));
+  }
+}
+
 }  // namespace foldkit::ladder

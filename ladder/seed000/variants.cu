@@ -65,19 +65,6 @@ std::size_t ws_merged(std::size_t n, const Shape& s) {
   return kAlign + align_up(static_cast<std::size_t>(grid_for(n, s)) * 4);
 }
 
-// Calls f(std::integral_constant<int, B>) for the shape's (accepted, power-of-two) block size.
-template <class F>
-void with_block_size(int block, F&& f) {
-  switch (block) {
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 128: f(std::integral_constant<int, 128>{}); break;
-    case 256: f(std::integral_constant<int, 256>{}); break;
-    case 512: f(std::integral_constant<int, 512>{}); break;
-    case 1024: f(std::integral_constant<int, 1024>{}); break;
-    default: throw Error(Errc::invalid_argument, "seed000: no kernel for block size " + std::to_string(block));
-  }
-}
 
 // --- launchers -------------------------------------------------------------------------------
 template <class T>
@@ -138,7 +125,7 @@ void launch_warp_sync(const void* in, std::size_t n, void* out, void* ws, const 
 template <class T>
 void launch_unroll(const void* in, std::size_t n, void* out, void* ws, const Shape& s, cudaStream_t st) {
   require_shape(accepts_tree(s), "seed000/TwoPassUnroll", s);
-  with_block_size(s.block_threads, [&](auto b) {
+  with_pow2_block(s.block_threads, "seed000", [&](auto b) {
     two_pass<T>(&TwoPassUnrollKernel<T, decltype(b)::value>, 0, "seed000/TwoPassUnroll", in, n, out, ws, s, st);
   });
 }
@@ -146,7 +133,7 @@ void launch_unroll(const void* in, std::size_t n, void* out, void* ws, const Sha
 template <class T>
 void launch_warp_shuffle(const void* in, std::size_t n, void* out, void* ws, const Shape& s, cudaStream_t st) {
   require_shape(accepts_tree(s), "seed000/WarpShuffle", s);
-  with_block_size(s.block_threads, [&](auto b) {
+  with_pow2_block(s.block_threads, "seed000", [&](auto b) {
     two_pass<T>(&WarpShuffleKernel<T, decltype(b)::value>, 0, "seed000/WarpShuffle", in, n, out, ws, s, st);
   });
 }
@@ -157,7 +144,7 @@ void launch_merged(const void* in, std::size_t n, void* out, void* ws, const Sha
   const int grid = grid_for(n, s);
   unsigned* ticket = static_cast<unsigned*>(ws);
   T* part_sum = reinterpret_cast<T*>(static_cast<char*>(ws) + kAlign);
-  with_block_size(s.block_threads, [&](auto b) {
+  with_pow2_block(s.block_threads, "seed000", [&](auto b) {
     constexpr int B = decltype(b)::value;
     SinglePassMergedKernel<T, B><<<grid, B, 0, st>>>(static_cast<const T*>(in), part_sum, ticket,
                                                       static_cast<T*>(out), n);

@@ -57,19 +57,6 @@ std::size_t reduce6_workspace(std::size_t n, const Shape& s) {
 }
 std::size_t no_workspace(std::size_t, const Shape&) { return 0; }
 
-// Runs f(std::integral_constant<int, B>{}) for the power-of-two block size B == block.
-template <class F>
-void with_tree_block(int block, F&& f) {
-  switch (block) {
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 128: f(std::integral_constant<int, 128>{}); break;
-    case 256: f(std::integral_constant<int, 256>{}); break;
-    case 512: f(std::integral_constant<int, 512>{}); break;
-    case 1024: f(std::integral_constant<int, 1024>{}); break;
-    default: break;  // unreachable: accepts_reduce6 checked the block size
-  }
-}
 
 // Two passes, as the seed's reduce6 (which writes g_odata[blockIdx.x]): pass 1 writes one
 // partial per block into the workspace, pass 2 (one block) reduces them into *out and zeroes
@@ -82,7 +69,7 @@ void launch_reduce6(const void* in, std::size_t n, void* out, void* workspace, c
   const int grid = reduce6_grid(n, s);
   const T* src = static_cast<const T*>(in);
   T* dst = static_cast<T*>(out);
-  with_tree_block(s.block_threads, [&](auto block) {
+  with_pow2_block(s.block_threads, "seed002", [&](auto block) {
     constexpr int B = decltype(block)::value;
     if (grid == 1) {
       reduce6<T, B><<<1, B, 0, stream>>>(src, n, s.items_per_thread, dst, nullptr);

@@ -129,13 +129,6 @@ void with_power_of_two(int v, F&& f) {
   }
 }
 template <class F>
-void with_block_size(int block, F&& f) {
-  if (block < 32) throw Error(Errc::invalid_argument, "seed003: no kernel for block " + std::to_string(block));
-  with_power_of_two(block, [&](auto b) {
-    if constexpr (decltype(b)::value >= 32) f(b);
-  });
-}
-template <class F>
 void with_items_per_thread(int ipt, F&& f) {
   if (ipt > 32) throw Error(Errc::invalid_argument, "seed003: no kernel for items_per_thread " + std::to_string(ipt));
   with_power_of_two(ipt, [&](auto k) {
@@ -181,7 +174,7 @@ void launch_reduce4(const void* in, std::size_t n, void* out, void* ws, const Sh
 template <class T>
 void launch_reduce5(const void* in, std::size_t n, void* out, void* ws, const Shape& s, cudaStream_t st) {
   require_shape(accepts_tree(s), "seed003/reduce5", s);
-  with_block_size(s.block_threads, [&](auto b) {
+  with_pow2_block(s.block_threads, "seed003", [&](auto b) {
     constexpr unsigned B = decltype(b)::value;
     multi_pass<T>("seed003/reduce5", in, n, out, ws, s, tiling_pair(s),
                   [&](const T* src, std::size_t m, T* dst, int grid) {
@@ -193,7 +186,7 @@ void launch_reduce5(const void* in, std::size_t n, void* out, void* ws, const Sh
 template <class T>
 void launch_reduce6(const void* in, std::size_t n, void* out, void* ws, const Shape& s, cudaStream_t st) {
   require_shape(accepts_reduce6(s), "seed003/reduce6", s);
-  with_block_size(s.block_threads, [&](auto b) {
+  with_pow2_block(s.block_threads, "seed003", [&](auto b) {
     with_items_per_thread(s.items_per_thread, [&](auto k) {
       constexpr unsigned B = decltype(b)::value;
       constexpr int IPT = decltype(k)::value;

@@ -41,19 +41,6 @@ inline int resolve_grid(std::size_t tiles, const Shape& s) {
   return tiles > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(tiles);
 }
 
-// Runs f(std::integral_constant<int, B>{}) for B == block (a power of two in [32, 1024]).
-template <class F>
-void with_block(int block, F&& f) {
-  switch (block) {
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 128: f(std::integral_constant<int, 128>{}); break;
-    case 256: f(std::integral_constant<int, 256>{}); break;
-    case 512: f(std::integral_constant<int, 512>{}); break;
-    case 1024: f(std::integral_constant<int, 1024>{}); break;
-    default: break;  // unreachable: the launchers check accepts_block first
-  }
-}
 
 // Runs f(std::integral_constant<int, B>{}) for B == batch (1, 2, 4, 8 or 16).
 template <class F>

@@ -13,7 +13,7 @@ void launch_kernel_3(const void* in, std::size_t n, void* out, void*, const Shap
   require_shape(accepts_block(s), "seed004/kernel_3", s);
   if (n == 0) return;
   const LaunchArgs<T> a = launch_args<T>(in, n, out, tile_of_block(s), s);
-  with_block(s.block_threads, [&](auto block) {
+  with_pow2_block(s.block_threads, "seed004", [&](auto block) {
     constexpr int B = decltype(block)::value;
     kernel_3<T, B><<<a.grid, B, 0, stream>>>(a.in, a.out, a.n, a.tiles);
   });
@@ -26,7 +26,7 @@ void launch_kernel_4(const void* in, std::size_t n, void* out, void*, const Shap
   require_shape(accepts_coarsened(s), "seed004/kernel_4", s);
   if (n == 0) return;
   const LaunchArgs<T> a = launch_args<T>(in, n, out, tile_of_coarsened(s), s);
-  with_block(s.block_threads, [&](auto block) {
+  with_pow2_block(s.block_threads, "seed004", [&](auto block) {
     constexpr int B = decltype(block)::value;
     with_batch(s.items_per_thread, [&](auto batch) {
       constexpr int K = decltype(batch)::value;

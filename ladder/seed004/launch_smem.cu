@@ -13,7 +13,7 @@ void launch_kernel_0(const void* in, std::size_t n, void* out, void*, const Shap
   require_shape(accepts_block(s), "seed004/kernel_0", s);
   if (n == 0) return;
   const LaunchArgs<T> a = launch_args<T>(in, n, out, tile_of_block(s), s);
-  with_block(s.block_threads, [&](auto block) {
+  with_pow2_block(s.block_threads, "seed004", [&](auto block) {
     constexpr int B = decltype(block)::value;
     kernel_0<T, B><<<a.grid, B, 0, stream>>>(a.in, a.out, a.n, a.tiles);
   });
@@ -26,7 +26,7 @@ void launch_kernel_1(const void* in, std::size_t n, void* out, void*, const Shap
   require_shape(accepts_block(s), "seed004/kernel_1", s);
   if (n == 0) return;
   const LaunchArgs<T> a = launch_args<T>(in, n, out, tile_of_block(s), s);
-  with_block(s.block_threads, [&](auto block) {
+  with_pow2_block(s.block_threads, "seed004", [&](auto block) {
     constexpr int B = decltype(block)::value;
     kernel_1<T, B><<<a.grid, B, 0, stream>>>(a.in, a.out, a.n, a.tiles);
   });
@@ -39,7 +39,7 @@ void launch_kernel_2(const void* in, std::size_t n, void* out, void*, const Shap
   require_shape(accepts_block(s), "seed004/kernel_2", s);
   if (n == 0) return;
   const LaunchArgs<T> a = launch_args<T>(in, n, out, tile_of_block(s), s);
-  with_block(s.block_threads, [&](auto block) {
+  with_pow2_block(s.block_threads, "seed004", [&](auto block) {
     constexpr int B = decltype(block)::value;
     kernel_2<T, B><<<a.grid, B, 0, stream>>>(a.in, a.out, a.n, a.tiles);
   });
