@@ -1,0 +1,104 @@
+// Tile states of the single-pass scan (decoupled look-back), kept in the caller's workspace.
+//
+// Layout: a 256-byte header (ticket and epoch, scan_layout.hpp) and then, per tile, two flagged slots: the
+// tile's aggregate and its inclusive prefix. Every 4-byte word of a value travels with a 32-bit
+// flag in one 8-byte store (single-copy atomic), so a reader that sees the flag sees the word;
+// no fences on the critical path.
+//
+// Epochs instead of zeroing: a call marks its slots with flag = epoch + 1, where epoch comes
+// with each block's ticket; the block that draws the call's last ticket stores epoch + 1 back
+// with the ticket reset to 0. Slots left by earlier calls carry smaller flags and
+// read as "not yet published", so the workspace never needs zeroing between calls (only once,
+// after allocation). The flag wraps after 2^32 calls on one workspace: a slot last written
+// exactly 2^32 calls earlier would then read as published. (A workspace that serves 4 billion
+// calls should be re-zeroed with init_scan_workspace; documented in cuda/scan.hpp.)
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "foldkit/cuda/device/scan_layout.hpp"
+
+namespace foldkit::cuda {
+
+template <class A>
+__device__ __forceinline__ void publish_scan_slot(unsigned long long* slot, const A& value, unsigned flag) {
+  static_assert(std::is_trivially_copyable_v<A>);
+  constexpr int kWords = ScanTileSlots<A>::kWords;
+  unsigned words[kWords] = {};
+  memcpy(words, &value, sizeof(A));
+#pragma unroll
+  for (int k = 0; k < kWords; ++k) {
+    const unsigned long long w = (static_cast<unsigned long long>(flag) << 32) | words[k];
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot + k), "l"(w) : "memory");
+  }
+}
+
+// Reads a slot once; true (and the value) when every word carries `flag`.
+template <class A>
+__device__ __forceinline__ bool read_scan_slot(const unsigned long long* slot, unsigned flag, A& value) {
+  constexpr int kWords = ScanTileSlots<A>::kWords;
+  unsigned long long w[kWords];
+#pragma unroll
+  for (int k = 0; k < kWords; ++k)
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slot + k) : "memory");
+  bool complete = true;
+  unsigned words[kWords];
+#pragma unroll
+  for (int k = 0; k < kWords; ++k) {
+    complete &= static_cast<unsigned>(w[k] >> 32) == flag;
+    words[k] = static_cast<unsigned>(w[k]);
+  }
+  if (complete) memcpy(&value, words, sizeof(A));
+  return complete;
+}
+
+// The exclusive prefix of tile `tile` (>= 1), by warp 0 (every lane calls it; all lanes
+// return the same value). The warp examines a window of 32 predecessors at a time, lane l the
+// l-th newest. A window is re-read until either some lane sees an inclusive prefix and every
+// newer lane sees at least an aggregate (done), or every lane sees an aggregate (then the
+// window's aggregates are kept in `store` and the warp moves 32 tiles further back, up to
+// kWindows windows; past that it waits in the last window for an inclusive prefix to appear).
+// The prefix is then folded LEFT TO RIGHT: from that inclusive prefix through every newer
+// aggregate, oldest first. Whichever predecessor the look-back stopped at, that is the left
+// fold of all tile aggregates before `tile`, so it is the same bits on every call. Tiles take
+// their index from a ticket when they start, so every predecessor is running or done: the wait
+// ends on any GPU.
+template <int kWindows, class A, class Op>
+__device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
+                                       A (*store)[32]) {
+  const unsigned lane = threadIdx.x & 31u;
+  long long newest = static_cast<long long>(tile) - 1;  // the window's lane-0 predecessor
+  int windows = 0;                                      // full windows kept in `store`
+  A value{};
+  unsigned s = 0;
+  while (true) {
+    const long long pred = newest - static_cast<long long>(lane);
+    bool has_inclusive = false, has_any = false;
+    if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
+      has_inclusive = read_scan_slot(slots[pred].inclusive, flag, value);
+      has_any = has_inclusive || read_scan_slot(slots[pred].aggregate, flag, value);
+    }
+    const unsigned inclusive_mask = __ballot_sync(0xffffffffu, has_inclusive);
+    const unsigned any_mask = __ballot_sync(0xffffffffu, has_any);
+    if (inclusive_mask != 0) {
+      s = __ffs(inclusive_mask) - 1;
+      const unsigned newer = (1u << s) - 1u;
+      if ((any_mask & newer) == newer) break;
+    } else if (any_mask == 0xffffffffu && windows + 1 < kWindows) {
+      store[windows][lane] = value;  // a whole window of aggregates: keep it, look further back
+      ++windows;
+      newest -= 32;
+    }
+  }
+  // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first.
+  A running = __shfl_sync(0xffffffffu, value, s);
+  for (int l = static_cast<int>(s) - 1; l >= 0; --l) running = op(running, __shfl_sync(0xffffffffu, value, l));
+  __syncwarp();  // `store` was written by other lanes
+  for (int w = windows - 1; w >= 0; --w)
+    for (int l = 31; l >= 0; --l) running = op(running, store[w][l]);
+  return running;
+}
+
+}  // namespace foldkit::cuda

@@ -1,0 +1,125 @@
+// Workspaces and validation of the CUDA scans (see scan_runtime.hpp).
+#include "cuda/dispatch/scan_runtime.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "foldkit/cuda/device/scan_layout.hpp"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/tuning/scan_tuning.hpp"
+
+namespace foldkit::cuda {
+
+namespace detail {
+
+std::int64_t scan_tiles(std::int64_t n, std::size_t element_bytes) {
+  const std::int64_t tile =
+      static_cast<std::int64_t>(tuning::kScanBlockThreads) * tuning::scan_items_per_thread(element_bytes);
+  return (n + tile - 1) / tile;
+}
+
+std::size_t scan_workspace_bytes_for(std::int64_t tiles, std::size_t accum_bytes) {
+  const std::size_t words = (accum_bytes + 3) / 4;
+  return kScanHeaderBytes + static_cast<std::size_t>(tiles) * 2 * words * sizeof(unsigned long long);
+}
+
+namespace {
+
+// One growing workspace per (device, stream id) for this host thread. Growth is stream-ordered
+// (cudaFreeAsync of the old, cudaMallocAsync + cudaMemsetAsync of the new), so no call waits.
+struct CachedScanWorkspace {
+  int device;
+  unsigned long long stream_id;
+  cudaStream_t handle;
+  Workspace ws;
+};
+struct ThreadScanWorkspaces {
+  std::vector<CachedScanWorkspace> entries;
+  ~ThreadScanWorkspaces() {
+    for (auto& e : entries) (void)cudaFree(e.ws.ptr);  // errors at process exit are harmless
+  }
+};
+thread_local ThreadScanWorkspaces t_scan_workspaces;
+
+}  // namespace
+
+Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes) {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone) {
+    for (const auto& e : t_scan_workspaces.entries)
+      if (e.device == device && e.handle == stream && e.ws.bytes >= bytes) return e.ws;
+    throw Error(Errc::invalid_argument,
+                "the convenient scan cannot allocate its workspace while the stream is being captured; make a "
+                "call of at least this size on this stream before capturing, or pass an explicit Workspace");
+  }
+  unsigned long long id = 0;
+  check_cuda(cudaStreamGetId(stream, &id), "cudaStreamGetId");
+  CachedScanWorkspace* entry = nullptr;
+  for (auto& e : t_scan_workspaces.entries) {
+    if (e.device != device) continue;
+    if (e.stream_id == id) entry = &e;
+    else if (e.handle == stream) e.handle = nullptr;  // that handle now names another stream
+  }
+  if (entry != nullptr && entry->ws.bytes >= bytes) return entry->ws;
+  // Grow geometrically so that a rising n does not reallocate on every call.
+  std::size_t want = bytes < 4096 ? 4096 : bytes;
+  if (entry != nullptr && want < 2 * entry->ws.bytes) want = 2 * entry->ws.bytes;
+  Workspace ws;
+  ws.bytes = want;
+  check_cuda(cudaMallocAsync(&ws.ptr, ws.bytes, stream), "cudaMallocAsync (scan workspace)");
+  const cudaError_t zeroed = cudaMemsetAsync(ws.ptr, 0, ws.bytes, stream);
+  if (zeroed != cudaSuccess) {
+    (void)cudaFreeAsync(ws.ptr, stream);
+    check_cuda(zeroed, "cudaMemsetAsync (scan workspace)");
+  }
+  if (entry != nullptr) {
+    check_cuda(cudaFreeAsync(entry->ws.ptr, stream), "cudaFreeAsync (scan workspace)");
+    entry->ws = ws;
+    entry->handle = stream;
+  } else {
+    t_scan_workspaces.entries.push_back(CachedScanWorkspace{device, id, stream, ws});
+  }
+  return ws;
+}
+
+void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
+                        bool same_type, Workspace ws, std::size_t ws_needed) {
+  if (d_in == nullptr) throw Error(Errc::invalid_argument, "scan: input is null");
+  if (d_out == nullptr) throw Error(Errc::invalid_argument, "scan: output is null");
+  const auto in0 = reinterpret_cast<std::uintptr_t>(d_in), out0 = reinterpret_cast<std::uintptr_t>(d_out);
+  const bool overlap = in0 < out0 + out_bytes && out0 < in0 + in_bytes;
+  if (overlap && !(in0 == out0 && same_type))
+    throw Error(Errc::invalid_argument,
+                "scan: input and output overlap; only exactly in place (same address, same type) is allowed");
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
+    throw Error(Errc::invalid_argument, "scan: workspace must be 16-byte aligned");
+  if (ws.bytes < ws_needed)
+    throw Error(Errc::invalid_argument, "scan: workspace has " + std::to_string(ws.bytes) + " bytes; " +
+                                            std::to_string(ws_needed) + " are needed (scan_workspace_bytes())");
+  check_device_pointer(d_in, "input");
+  check_device_pointer(d_out, "output");
+  check_device_pointer(ws.ptr, "workspace");
+}
+
+}  // namespace detail
+
+std::size_t scan_workspace_bytes(std::int64_t n, DType dtype) {
+  if (n < 0) throw Error(Errc::invalid_argument, "scan_workspace_bytes: n is negative");
+  const std::size_t element = dtype_size(dtype);
+  // The widest accumulator any scan op of this dtype uses: 8 bytes for 4- and 8-byte types
+  // (integer sums widen), 4 (float) for half/bf16.
+  const std::size_t accum = element == 2 ? 4 : 8;
+  return detail::scan_workspace_bytes_for(detail::scan_tiles(n, element), accum);
+}
+
+void init_scan_workspace(Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "init_scan_workspace: workspace is null");
+  detail::check_cuda(cudaMemsetAsync(ws.ptr, 0, ws.bytes, stream), "cudaMemsetAsync (init_scan_workspace)");
+}
+
+}  // namespace foldkit::cuda

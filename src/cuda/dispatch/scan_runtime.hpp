@@ -1,0 +1,24 @@
+// Host-side pieces of the CUDA scans that do not depend on the element type: workspace sizing,
+// the convenient per-(thread, device, stream) workspace, and argument validation.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "foldkit/cuda/scan.hpp"
+
+namespace foldkit::cuda::detail {
+
+// Tiles of a scan of n elements of `element_bytes` each.
+std::int64_t scan_tiles(std::int64_t n, std::size_t element_bytes);
+// Workspace bytes for a given tile count and accumulator size.
+std::size_t scan_workspace_bytes_for(std::int64_t tiles, std::size_t accum_bytes);
+// The growing workspace of the convenient form, with at least `bytes` bytes, in stream order.
+Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes);
+// Throws the documented Error for bad arguments (n > 0 only; n == 0 needs nothing).
+void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
+                        bool same_type, Workspace ws, std::size_t ws_needed);
+
+}  // namespace foldkit::cuda::detail

@@ -1,0 +1,94 @@
+// Definitions of the typed CUDA scan entry points. Included only by the per-dtype
+// instantiation files in src/cuda/instantiate/ (scan_<dtype>.cu).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/dispatch/scan_runtime.hpp"
+#include "foldkit/cuda/device/scan_kernel.cuh"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/scan.hpp"
+#include "foldkit/cuda/tuning/scan_tuning.hpp"
+
+namespace foldkit::cuda {
+
+namespace detail {
+
+template <ReduceOp Op, class A>
+using scan_combine_t = std::conditional_t<
+    Op == ReduceOp::sum, op::Sum<A>,
+    std::conditional_t<Op == ReduceOp::prod, op::Prod<A>, std::conditional_t<Op == ReduceOp::min, op::Min<A>, op::Max<A>>>>;
+
+template <ReduceOp Op, class T, bool kExclusive>
+void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, scan_accum_t<Op, T> init, Workspace ws,
+                 cudaStream_t stream) {
+  static_assert(is_scan_op(Op), "scans take sum, prod, min or max");
+  using O = scan_result_t<Op, T>;
+  using A = scan_accum_t<Op, T>;
+  using Spec = ScanSpec<T, A, O, scan_combine_t<Op, A>>;
+  constexpr int kThreads = tuning::kScanBlockThreads;
+  constexpr int kItems = tuning::scan_items_per_thread(sizeof(T));
+  if (n < 0) throw Error(Errc::invalid_argument, "scan: n is negative (" + std::to_string(n) + ")");
+  if (n == 0) return;
+  const std::int64_t tiles = scan_tiles(n, sizeof(T));
+  if (tiles > 0xffffffffLL) throw Error(Errc::unsupported, "scan: n is too large");
+  // The documented size (scan_workspace_bytes), not the tighter need of this op: a workspace
+  // sized by the documented rule always works, and one byte less is always refused.
+  const std::size_t need = scan_workspace_bytes(n, dtype_v<T>);
+  if (ws.ptr == nullptr && ws.bytes == 0) ws = scan_stream_workspace(stream, need);  // convenient form
+  validate_scan_args(d_in, static_cast<std::size_t>(n) * sizeof(T), d_out, static_cast<std::size_t>(n) * sizeof(O),
+                     std::is_same_v<T, O>, ws, need);
+  auto* header = static_cast<ScanHeader*>(ws.ptr);
+  auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
+  scan_kernel<kThreads, kItems, kExclusive, Spec><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
+      d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{});
+  check_cuda(cudaGetLastError(), "launching scan_kernel");
+}
+
+// The accumulator's view of an exclusive scan's init (half/bf16 inits widen to float).
+template <ReduceOp Op, class T>
+scan_accum_t<Op, T> scan_init(scan_result_t<Op, T> init) {
+  return static_cast<scan_accum_t<Op, T>>(init);
+}
+
+}  // namespace detail
+
+template <ReduceOp Op, class T>
+void inclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan<Op, T, false>(d_in, n, d_out, scan_accum_t<Op, T>{}, ws, stream);
+}
+template <ReduceOp Op, class T>
+void inclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, cudaStream_t stream) {
+  detail::launch_scan<Op, T, false>(d_in, n, d_out, scan_accum_t<Op, T>{}, Workspace{}, stream);
+}
+template <ReduceOp Op, class T>
+void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, scan_result_t<Op, T> init,
+                    Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), ws, stream);
+}
+template <ReduceOp Op, class T>
+void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, scan_result_t<Op, T> init,
+                    cudaStream_t stream) {
+  detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), Workspace{}, stream);
+}
+
+}  // namespace foldkit::cuda
+
+#define FOLDKIT_INSTANTIATE_SCAN_OP(OP, T)                                                                        \
+  template void foldkit::cuda::inclusive_scan<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*,      \
+                                                     foldkit::cuda::Workspace, cudaStream_t);                     \
+  template void foldkit::cuda::inclusive_scan<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*,      \
+                                                     cudaStream_t);                                               \
+  template void foldkit::cuda::exclusive_scan<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*,      \
+                                                     foldkit::scan_result_t<OP, T>, foldkit::cuda::Workspace,      \
+                                                     cudaStream_t);                                               \
+  template void foldkit::cuda::exclusive_scan<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*,      \
+                                                     foldkit::scan_result_t<OP, T>, cudaStream_t);
+
+#define FOLDKIT_INSTANTIATE_SCAN(T)                       \
+  FOLDKIT_INSTANTIATE_SCAN_OP(foldkit::ReduceOp::sum, T)  \
+  FOLDKIT_INSTANTIATE_SCAN_OP(foldkit::ReduceOp::prod, T) \
+  FOLDKIT_INSTANTIATE_SCAN_OP(foldkit::ReduceOp::min, T)  \
+  FOLDKIT_INSTANTIATE_SCAN_OP(foldkit::ReduceOp::max, T)
