@@ -10,6 +10,7 @@
 #include "ceiling_kernel.hpp"
 #include "cub_runner.hpp"
 #include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/scan.hpp"
 #include "ladder_kernels.hpp"
 
 namespace fkbench {
@@ -88,7 +89,8 @@ bool LadderBench::prepare(Element e, std::int64_t n, bool scan) {
   ws_key_.clear();
   cudaStream_t s = sess_.stream();
   sess_.pool().prepare(dtype_of(e), n, input_seed(dtype_of(e), n), s);
-  grow(out_, out_have_, scan ? bytes : 4);
+  // Scans: room for an int64 output too (foldkit's int32 sum scan widens; its row writes there).
+  grow(out_, out_have_, scan ? 2 * bytes : 4);
   if (!scan) {
     FKB_CHECK(cudaMemsetAsync(scratch_, 0, 8, s));
     launch_reference_sum(e == Element::i32, sess_.pool().copy(0), bytes / 4, scratch_, s);
@@ -239,11 +241,7 @@ std::string LadderBench::check(const Variant& v, const Shape& s) {
 LadderRow LadderBench::foldkit_row(bool same_buffer) {
   LadderRow r;
   r.variant = "foldkit";
-  if (scan_) {
-    r.shape = "-";
-    r.note = "not yet (issue #4)";
-    return r;
-  }
+  if (scan_) return foldkit_scan_row(same_buffer);
   r.shape = "cuda::reduce<sum>";
   cudaStream_t s = sess_.stream();
   const foldkit::cuda::Workspace ws = sess_.workspace();
@@ -270,6 +268,56 @@ LadderRow LadderBench::foldkit_row(bool same_buffer) {
     r.median_us = m.t.median_us;
     r.batch_us = m.t.batch_us;
     r.note = m.note;
+  } catch (const std::exception& e) {
+    r.check = std::string("ERROR ") + e.what();
+  }
+  return r;
+}
+
+// foldkit's full-array inclusive sum (cuda/scan.hpp), like CUB's row: one scan across the whole
+// array, more work than a blocked scan over the same bytes read. int32 sums widen to int64, so
+// this row also writes twice the bytes of the others (noted; GB/s counts the table's bytes).
+LadderRow LadderBench::foldkit_scan_row(bool same_buffer) {
+  LadderRow r;
+  r.variant = "foldkit";
+  cudaStream_t s = sess_.stream();
+  const std::int64_t n = n_;
+  void* out = out_;
+  const bool is_int = element_ == Element::i32;
+  r.shape = is_int ? "cuda::inclusive_scan<sum> i32->i64" : "cuda::inclusive_scan<sum>";
+  std::function<void(const void*)> call;
+  if (is_int)
+    call = [=](const void* in) {
+      foldkit::cuda::inclusive_scan<foldkit::ReduceOp::sum, std::int32_t>(static_cast<const std::int32_t*>(in), n,
+                                                                           static_cast<std::int64_t*>(out), s);
+    };
+  else
+    call = [=](const void* in) {
+      foldkit::cuda::inclusive_scan<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n,
+                                                                   static_cast<float*>(out), s);
+    };
+  try {
+    FKB_CHECK(cudaMemsetAsync(out, 0xFF, static_cast<std::size_t>(n) * (is_int ? 8 : 4), s));
+    call(sess_.pool().copy(0));
+    FKB_CHECK_LAUNCH("foldkit inclusive_scan");
+    auto* counters = static_cast<unsigned long long*>(scratch_);
+    const unsigned long long init[2] = {0, ~0ull};
+    FKB_CHECK(cudaMemcpyAsync(counters, init, sizeof init, cudaMemcpyHostToDevice, s));
+    if (is_int)
+      launch_scan_check_wide(sess_.pool().copy(0), out, static_cast<std::size_t>(n), 0, counters, s);
+    else
+      launch_scan_check(false, sess_.pool().copy(0), out, static_cast<std::size_t>(n), 0, counters, s);
+    unsigned long long res[2];
+    FKB_CHECK(cudaMemcpyAsync(res, counters, sizeof res, cudaMemcpyDeviceToHost, s));
+    FKB_CHECK(cudaStreamSynchronize(s));
+    r.check = res[0] == 0 ? "ok"
+                          : "WRONG: " + std::to_string(res[0]) + " bad elements, the first at index " +
+                                std::to_string(res[1]);
+    const Measured m = time(call, same_buffer);
+    r.median_us = m.t.median_us;
+    r.batch_us = m.t.batch_us;
+    r.note = std::string("full scan across the whole array") + (is_int ? "; writes int64 (1.5x the bytes)" : "");
+    if (!m.note.empty()) r.note += "; " + m.note;
   } catch (const std::exception& e) {
     r.check = std::string("ERROR ") + e.what();
   }

@@ -67,12 +67,14 @@ class LadderBench {
   // Runs the rung once on copy 0 into a poisoned output: "ok", "WRONG ..." or "ERROR ...".
   std::string check(const Variant& v, const Shape& s);
 
-  // foldkit::cuda::reduce sum (scans: "not yet (issue #4)", untimed) and CUB (DeviceReduce::Sum,
-  // or DeviceScan::InclusiveSum for scans), each checked once and timed like the rungs.
+  // foldkit::cuda::reduce sum (scans: foldkit::cuda::inclusive_scan, full array) and CUB
+  // (DeviceReduce::Sum, or DeviceScan::InclusiveSum for scans), each checked once and timed like
+  // the rungs.
   LadderRow foldkit_row(bool same_buffer);
   LadderRow cub_row(bool same_buffer);
 
  private:
+  LadderRow foldkit_scan_row(bool same_buffer);
   // float_atomics: the rung adds floats with atomics (Variant::deterministic false), which
   // biases the rounding; it gets the looser tolerance (see ladder_bench.cpp).
   std::string check_reduce_result(const void* host_result, bool wide, bool float_atomics) const;

@@ -57,6 +57,16 @@ __global__ void scan_check_int(const int* __restrict__ in, const int* __restrict
   }
 }
 
+// foldkit's int32 sum scans widen to int64: the same recurrence, exact in 64 bits.
+__global__ void scan_check_int_wide(const int* __restrict__ in, const long long* __restrict__ out, std::size_t n,
+                                    std::size_t tile, unsigned long long* result) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    const long long want = i % tile == 0 ? in[i] : out[i - 1] + in[i];
+    if (out[i] != want) record_bad(result, i);
+  }
+}
+
 __global__ void scan_check_float(const float* __restrict__ in, const float* __restrict__ out, std::size_t n,
                                  std::size_t tile, unsigned long long* result) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
@@ -109,6 +119,15 @@ void launch_scan_check(bool is_int, const void* in, const void* out, std::size_t
     scan_check_float<<<grid_for(n, 65536), kThreads, 0, s>>>(static_cast<const float*>(in),
                                                              static_cast<const float*>(out), n, tile, d_result);
   FKB_CHECK_LAUNCH("scan_check");
+}
+
+void launch_scan_check_wide(const void* in, const void* out, std::size_t n, std::size_t tile,
+                            unsigned long long* d_result, cudaStream_t s) {
+  if (n == 0) return;
+  if (tile == 0) tile = n;
+  scan_check_int_wide<<<grid_for(n, 65536), kThreads, 0, s>>>(static_cast<const int*>(in),
+                                                              static_cast<const long long*>(out), n, tile, d_result);
+  FKB_CHECK_LAUNCH("scan_check_int_wide");
 }
 
 void launch_copy(const void* in, void* out, std::size_t bytes, int sm_count, cudaStream_t s) {

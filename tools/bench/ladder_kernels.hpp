@@ -23,6 +23,10 @@ void launch_reference_sum(bool is_int, const void* in, std::size_t n, void* d_ac
 void launch_scan_check(bool is_int, const void* in, const void* out, std::size_t n, std::size_t tile,
                        unsigned long long* d_result, cudaStream_t s);
 
+// As launch_scan_check for int32 input and int64 output (foldkit's widening int32 sum scan).
+void launch_scan_check_wide(const void* in, const void* out, std::size_t n, std::size_t tile,
+                            unsigned long long* d_result, cudaStream_t s);
+
 // Copies `bytes` from in to out (both 16-byte aligned: cudaMalloc'd or pool copies) with
 // 16-byte loads and stores, grid from the SM count: the copy half of the scans' ceiling.
 void launch_copy(const void* in, void* out, std::size_t bytes, int sm_count, cudaStream_t s);

@@ -19,6 +19,7 @@ const char* kUsage =
     "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
+    "       foldkit-bench scan [--quick] [--csv FILE]\n"
     "\n"
     "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
     "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
@@ -36,6 +37,9 @@ const char* kUsage =
     "                   inputs, beside foldkit, CUB and the ceiling; every row checked. GPU only\n"
     "  --seed LIST      ladder: only these seeds (default 000,002,003,004)\n"
     "  --sweep          ladder: also time every shape of each rung's sweep list at the DRAM size\n"
+    "  scan             foldkit's inclusive and exclusive sums vs cub::DeviceScan vs a copy ceiling: f32 and\n"
+    "                   i32 (-> i64) at n = 2^10..2^28, f64 and f16 inclusive at 2^26; GB/s count bytes read +\n"
+    "                   written, the ceiling copies the same bytes; every case checked against CUB. GPU only\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
@@ -65,6 +69,8 @@ int main(int argc, char** argv) {
       opt.sweep = true;
     } else if (a == "ladder" && i == 1) {
       opt.ladder = true;
+    } else if (a == "scan" && i == 1) {
+      opt.scan = true;
     } else if (a == "--sweep" && opt.ladder) {
       opt.ladder_sweep = true;
     } else if (a == "--seed" && opt.ladder) {
@@ -117,6 +123,13 @@ int main(int argc, char** argv) {
       }
       return run_ladder(opt) ? 1 : 0;
     }
+    if (opt.scan) {
+      if (!gpu_present()) {
+        std::fprintf(stderr, "foldkit-bench: scan times GPU scans and needs a GPU; none was found\n");
+        return 1;
+      }
+      return run_scan_table(opt) ? 1 : 0;
+    }
     if (opt.sweep) {
       if (opt.backend == Backend::cpu) return usage_error("sweep tunes the CUDA kernel; it has no CPU form", nullptr);
       if (!gpu_present()) {
@@ -133,8 +146,9 @@ int main(int argc, char** argv) {
     if (have_gpu) return run_gpu_table(opt) ? 1 : 0;
     return run_cpu_table(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
 #else
-    if (opt.ladder) {
-      std::fprintf(stderr, "foldkit-bench: ladder needs the CUDA backend (this build: FOLDKIT_CUDA=OFF)\n");
+    if (opt.ladder || opt.scan) {
+      std::fprintf(stderr, "foldkit-bench: %s needs the CUDA backend (this build: FOLDKIT_CUDA=OFF)\n",
+                   opt.ladder ? "ladder" : "scan");
       return 1;
     }
     if (opt.sweep || opt.backend == Backend::cuda) {

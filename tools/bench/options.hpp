@@ -11,6 +11,7 @@ enum class Backend { automatic, cpu, cuda };
 struct Options {
   bool sweep = false;         // `foldkit-bench sweep`: tune the CUDA reduction's launch configuration
   bool ladder = false;        // `foldkit-bench ladder`: the seeds' kernel ladders, rung by rung
+  bool scan = false;          // `foldkit-bench scan`: foldkit's prefix sums vs cub::DeviceScan vs a copy ceiling
   bool ladder_sweep = false;  // `ladder --sweep`: every rung's sweep shapes at the DRAM size
   std::vector<std::string> ladder_seeds;  // `ladder --seed 000,004`; empty: every seed
   bool quick = false;         // fewer repetitions (still >= 20 per-call samples, >= 100 batch calls)

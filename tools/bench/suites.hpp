@@ -15,6 +15,7 @@ bool gpu_present();                       // foldkit::cuda::device_available()
 int run_gpu_table(const Options& opt);    // gpu_suite.cpp
 int run_sweep(const Options& opt);        // sweep.cpp
 int run_ladder(const Options& opt);       // ladder_suite.cpp (+ ladder_sweep.cpp)
+int run_scan_table(const Options& opt);   // scan_suite.cpp
 #endif
 
 }  // namespace fkbench

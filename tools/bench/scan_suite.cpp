@@ -1,0 +1,360 @@
+// `foldkit-bench scan`: foldkit's prefix sums vs cub::DeviceScan vs a copy ceiling, in one run.
+//
+// Part 1, sizes: f32 and i32 (-> int64) inclusive and exclusive sums at n = 2^10, 2^12, ..., 2^28.
+// Part 2, dtypes: f64 and f16 inclusive sums at 2^26.
+// Every case: one check (foldkit's output against CUB's on the same input, element by element),
+// then CUB and foldkit timed the same way over the same rotated inputs, each writing its own
+// output buffer, next to the copy ceiling for the same bytes (measured once per byte count).
+//
+// Bytes: a scan reads n input elements and writes n outputs, so its traffic is
+// n * (sizeof(T) + sizeof(result)): 8n for f32, 16n for f64, 4n for f16, and 12n for i32, whose
+// int64 outputs are twice the input. GB/s and the ceiling use that total. The ceiling copies
+// (read + write) / 2 bytes (6n for i32), so it reads and writes exactly as many bytes as the scan.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "foldkit/cuda/scan.hpp"
+#include "gpu_common.hpp"
+#include "ladder_kernels.hpp"  // launch_copy: the copy kernel of the scans' ceiling
+#include "scan_suite.hpp"
+#include "suites.hpp"
+
+namespace fkbench {
+namespace {
+
+using foldkit::DType;
+using foldkit::ReduceOp;
+
+struct ScanCase {
+  bool exclusive;
+  DType dtype;
+  std::int64_t n;
+};
+
+// The dtype foldkit writes for a sum of dtype (scan_result_t): 32-bit integers widen to 64 bits.
+DType result_dtype(DType t) {
+  return foldkit::visit_dtype(t, [](auto tag) { return foldkit::dtype_v<foldkit::scan_result_t<ReduceOp::sum, decltype(tag)>>; });
+}
+std::uint64_t read_bytes(const ScanCase& c) { return static_cast<std::uint64_t>(c.n) * foldkit::dtype_size(c.dtype); }
+std::uint64_t write_bytes(const ScanCase& c) {
+  return static_cast<std::uint64_t>(c.n) * foldkit::dtype_size(result_dtype(c.dtype));
+}
+
+// foldkit through its typed entry points with the explicit workspace (zeroed once, never again):
+// the call a performance-minded user makes, with nothing allocated per call. Exclusive sums
+// start from 0, as CUB's ExclusiveSum does.
+using ScanCall = std::function<void(const void* in, void* out)>;
+
+ScanCall make_foldkit_scan(const ScanCase& c, foldkit::cuda::Workspace ws, cudaStream_t s) {
+  return foldkit::visit_dtype(c.dtype, [&](auto tag) -> ScanCall {
+    using T = decltype(tag);
+    using R = foldkit::scan_result_t<ReduceOp::sum, T>;
+    const std::int64_t n = c.n;
+    if (c.exclusive) {
+      R zero;
+      if constexpr (foldkit::is_16bit_float_v<R>) zero = R(0.0f);
+      else zero = R(0);
+      return [=](const void* in, void* out) {
+        foldkit::cuda::exclusive_scan<ReduceOp::sum, T>(static_cast<const T*>(in), n, static_cast<R*>(out), zero, ws, s);
+      };
+    }
+    return [=](const void* in, void* out) {
+      foldkit::cuda::inclusive_scan<ReduceOp::sum, T>(static_cast<const T*>(in), n, static_cast<R*>(out), ws, s);
+    };
+  });
+}
+
+// Relative tolerance of the float check: the two scans add in different orders. f32 prefixes of
+// 2^28 values in [0.5, 1.5) differ by ~1e-5 relative at worst; f16 outputs may differ by one half
+// ulp (~1e-3) where the float prefixes straddle a rounding boundary.
+double check_tolerance(DType t) {
+  switch (t) {
+    case DType::f64: return 1e-10;
+    case DType::f16: case DType::bf16: return 2e-3;
+    default: return 1e-4;
+  }
+}
+
+// The copy ceiling over one byte count: the faster of cudaMemcpyAsync and the 16-byte copy kernel
+// (best median and best batch, each from whichever copy gave it).
+struct CopyCeiling {
+  double median_us = kNaN, batch_us = kNaN;
+  std::string config;
+};
+
+class ScanTable {
+ public:
+  explicit ScanTable(const Options& opt) : opt_(opt), sess_(opt) {}
+  ~ScanTable();
+  ScanTable(const ScanTable&) = delete;
+  ScanTable& operator=(const ScanTable&) = delete;
+
+  int run();
+
+ private:
+  void allocate(const std::vector<ScanCase>& all);
+  void run_group(DType dtype, std::int64_t n, std::initializer_list<bool> kinds);
+  std::vector<Row> run_case(const ScanCase& c);
+  const CopyCeiling& ceiling(std::uint64_t copy_bytes);
+  void show(const std::vector<Row>& rows);
+
+  const Options& opt_;
+  GpuSession sess_;
+  CsvWriter csv_;
+  Summary summary_;
+  TableStyle style_;
+  foldkit::cuda::Workspace ws_{};
+  void* d_fk_out_ = nullptr;   // foldkit's output
+  void* d_cub_out_ = nullptr;  // CUB's output, and the ceiling's copy destination
+  std::map<std::uint64_t, CopyCeiling> ceilings_;  // by bytes copied
+};
+
+ScanTable::~ScanTable() {
+  cudaStreamSynchronize(sess_.stream());
+  if (ws_.ptr) cudaFree(ws_.ptr);
+  if (d_fk_out_) cudaFree(d_fk_out_);
+  if (d_cub_out_) cudaFree(d_cub_out_);
+}
+
+// One foldkit workspace for every case (sized for the largest), two output buffers.
+void ScanTable::allocate(const std::vector<ScanCase>& all) {
+  std::size_t ws_bytes = 0;
+  std::uint64_t out_bytes = 0;
+  for (const ScanCase& c : all) {
+    ws_bytes = std::max(ws_bytes, foldkit::cuda::scan_workspace_bytes(c.n, c.dtype));
+    out_bytes = std::max({out_bytes, write_bytes(c), (read_bytes(c) + write_bytes(c) + 1) / 2});
+  }
+  FKB_CHECK(cudaMalloc(&ws_.ptr, ws_bytes ? ws_bytes : 16));
+  ws_.bytes = ws_bytes;
+  foldkit::cuda::init_scan_workspace(ws_, sess_.stream());
+  FKB_CHECK(cudaMalloc(&d_fk_out_, out_bytes));
+  FKB_CHECK(cudaMalloc(&d_cub_out_, out_bytes));
+  FKB_CHECK(cudaStreamSynchronize(sess_.stream()));
+}
+
+int ScanTable::run() {
+  Header h = sess_.make_header("foldkit-bench scan: foldkit prefix sums vs cub::DeviceScan vs copy ceiling (GPU)", opt_);
+  for (auto& [key, value] : h.lines)
+    if (key == "ratios")
+      value = "time / other time (< 1: foldkit faster); GB/s = (bytes read + bytes written) / time";
+  h.lines.emplace_back("foldkit", "cuda::inclusive_scan / exclusive_scan<sum> (init 0), explicit workspace zeroed once");
+  h.lines.emplace_back("cub", "DeviceScan::InclusiveSum / ExclusiveSum; i32 -> int64 and f16 (float accumulator) "
+                              "through InclusiveScan / ExclusiveScan, the same types as foldkit");
+  h.lines.emplace_back("ceiling", "faster of cudaMemcpyAsync D2D and a 16-byte copy kernel, copying (read + write) / 2 "
+                                  "bytes (i32: 4n read + 8n written = 12n, so 6n copied)");
+  print_header(h);
+  if (!opt_.csv_path.empty() && !csv_.open(opt_.csv_path, h)) return 1;
+
+  std::vector<ScanCase> all;
+  for (int k = 10; k <= 28; k += 2)
+    for (DType t : {DType::f32, DType::i32})
+      for (bool ex : {false, true}) all.push_back({ex, t, std::int64_t{1} << k});
+  all.push_back({false, DType::f64, std::int64_t{1} << 26});
+  all.push_back({false, DType::f16, std::int64_t{1} << 26});
+  allocate(all);
+
+  print_section("Inclusive and exclusive sum by size (f32; i32 -> i64)", style_);
+  for (int k = 10; k <= 28; k += 2) {
+    const std::int64_t n = std::int64_t{1} << k;
+    run_group(DType::f32, n, {false, true});
+    run_group(DType::i32, n, {false, true});
+  }
+  print_section("Inclusive sum of f64 and f16 at 2^26", style_);
+  run_group(DType::f64, std::int64_t{1} << 26, {false});
+  run_group(DType::f16, std::int64_t{1} << 26, {false});
+  if (!ceilings_.empty()) {
+    std::printf("\n== Copy ceilings (bytes copied; the scan moves twice that) ==\n");
+    for (const auto& [bytes, c] : ceilings_)
+      std::printf("  %9.1f MB  median %9.2f us  batch %9.2f us  %s\n", bytes / 1e6, c.median_us, c.batch_us,
+                  c.config.c_str());
+  }
+  summary_.print(true);
+  return summary_.failures();
+}
+
+void ScanTable::run_group(DType dtype, std::int64_t n, std::initializer_list<bool> kinds) {
+  const ScanCase probe{false, dtype, n};
+  ceiling((read_bytes(probe) + write_bytes(probe) + 1) / 2);  // may lay the pool out for itself: first
+  sess_.pool().prepare(dtype, n, input_seed(dtype, n), sess_.stream());
+  for (bool exclusive : kinds) show(run_case({exclusive, dtype, n}));
+}
+
+const CopyCeiling& ScanTable::ceiling(std::uint64_t copy_bytes) {
+  if (auto it = ceilings_.find(copy_bytes); it != ceilings_.end()) return it->second;
+  cudaStream_t s = sess_.stream();
+  // The copies read rotated inputs of exactly copy_bytes, like the scans read theirs.
+  sess_.pool().prepare(DType::u32, static_cast<std::int64_t>((copy_bytes + 3) / 4), input_seed(DType::u32, copy_bytes), s);
+  const std::size_t bytes = static_cast<std::size_t>(copy_bytes);
+  const std::pair<const char*, Timing> candidates[] = {
+      {"cudaMemcpyAsync",
+       sess_.time([&](const void* in) { FKB_CHECK(cudaMemcpyAsync(d_cub_out_, in, bytes, cudaMemcpyDeviceToDevice, s)); })},
+      {"16-byte copy kernel",
+       sess_.time([&](const void* in) { launch_copy(in, d_cub_out_, bytes, sess_.info().sm_count, s); })},
+  };
+  CopyCeiling c;
+  std::string best_median, best_batch;
+  for (const auto& [name, t] : candidates) {
+    if (std::isnan(c.median_us) || t.median_us < c.median_us) {
+      c.median_us = t.median_us;
+      best_median = name;
+    }
+    if (std::isnan(c.batch_us) || t.batch_us < c.batch_us) {
+      c.batch_us = t.batch_us;
+      best_batch = name;
+    }
+    Row v;  // every candidate goes to the CSV
+    v.mode = "gpu";
+    v.impl = "ceiling-variant";
+    v.op = "copy";
+    v.dtype = "u8";
+    v.n = static_cast<std::int64_t>(copy_bytes);
+    v.bytes = 2 * copy_bytes;
+    v.median_us = t.median_us;
+    v.batch_us = t.batch_us;
+    v.config = name;
+    csv_.write(v);
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "copy %.1f MB; %s", copy_bytes / 1e6,
+                best_median == best_batch ? ("best: " + best_median).c_str()
+                                          : ("best median: " + best_median + ", batch: " + best_batch).c_str());
+  c.config = buf;
+  return ceilings_.emplace(copy_bytes, std::move(c)).first->second;
+}
+
+std::vector<Row> ScanTable::run_case(const ScanCase& c) {
+  InputPool& pool = sess_.pool();
+  cudaStream_t s = sess_.stream();
+  const DType out_dtype = result_dtype(c.dtype);
+
+  Row base;
+  base.mode = "gpu";
+  base.op = c.exclusive ? "excl_sum" : "incl_sum";
+  base.dtype = foldkit::dtype_name(c.dtype);
+  base.n = c.n;
+  base.bytes = read_bytes(c) + write_bytes(c);
+  Row fk = base, cub = base, ceil = base;
+  fk.impl = "foldkit";
+  cub.impl = "cub";
+  ceil.impl = "ceiling";
+  ceil.op = "copy";
+  if (out_dtype != c.dtype) fk.config = std::string("-> ") + foldkit::dtype_name(out_dtype);
+
+  // 1. Prepare both calls (CUB's temp storage is allocated here, outside any timing).
+  ScanCall fk_call;
+  std::unique_ptr<CubReduce> cub_call;
+  try {
+    fk_call = make_foldkit_scan(c, ws_, s);
+  } catch (const std::exception& e) {
+    fk.check = std::string("ERROR ") + e.what();
+  }
+  try {
+    cub_call = make_cub_scan_sum(c.exclusive, c.dtype, c.n);
+    cub.config = cub_call->api();
+  } catch (const std::exception& e) {
+    cub.check = std::string("ERROR ") + e.what();
+  }
+
+  // 2. Check, once per case, on copy 0: both outputs poisoned first (0xFF: NaN, or -1), then
+  //    foldkit's compared with CUB's element by element.
+  const std::size_t out_bytes = static_cast<std::size_t>(write_bytes(c));
+  if (fk_call) {
+    try {
+      FKB_CHECK(cudaMemsetAsync(d_fk_out_, 0xFF, out_bytes, s));
+      fk_call(pool.copy(0), d_fk_out_);
+      FKB_CHECK_LAUNCH("foldkit scan");
+      FKB_CHECK(cudaStreamSynchronize(s));
+    } catch (const std::exception& e) {
+      fk.check = std::string("ERROR ") + e.what();
+      fk_call = nullptr;
+    }
+  }
+  if (cub_call) {
+    try {
+      FKB_CHECK(cudaMemsetAsync(d_cub_out_, 0xFF, out_bytes, s));
+      cub_call->run(pool.copy(0), d_cub_out_, s);
+      FKB_CHECK_LAUNCH("CUB scan");
+      FKB_CHECK(cudaStreamSynchronize(s));
+    } catch (const std::exception& e) {
+      cub.check = std::string("ERROR ") + e.what();
+      cub_call = nullptr;
+    }
+  }
+  if (fk_call && cub_call) {
+    const bool is_float = foldkit::visit_dtype(out_dtype, [](auto tag) { return foldkit::is_floating_v<decltype(tag)>; });
+    const ScanComparison cmp =
+        compare_scan_outputs(out_dtype, d_fk_out_, d_cub_out_, static_cast<std::size_t>(c.n), check_tolerance(out_dtype), s);
+    char note[96];
+    if (is_float) std::snprintf(note, sizeof note, "max rel err vs CUB %.1e", cmp.max_rel_err);
+    else std::snprintf(note, sizeof note, "exact");
+    fk.config += (fk.config.empty() ? "" : "; ") + std::string(note);
+    if (cmp.mismatches == 0) {
+      fk.check = "ok";
+    } else {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "MISMATCH %llu of %lld outputs differ from CUB's (first at %llu; max rel err %.2e)",
+                    static_cast<unsigned long long>(cmp.mismatches), static_cast<long long>(c.n),
+                    static_cast<unsigned long long>(cmp.first_mismatch), cmp.max_rel_err);
+      fk.check = buf;
+    }
+  } else if (fk_call) {
+    fk.check = "not checked (no CUB result)";
+  }
+
+  // 3. Time: ceiling (cached per byte count), CUB, foldkit, all over the same rotated inputs.
+  const CopyCeiling& cr = ceiling((base.bytes + 1) / 2);
+  ceil.median_us = cr.median_us;
+  ceil.batch_us = cr.batch_us;
+  ceil.config = cr.config;
+  auto time_into = [&](Row& row, const Call& call) {
+    try {
+      const Timing t = sess_.time(call);
+      row.median_us = t.median_us;
+      row.batch_us = t.batch_us;
+      if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
+    } catch (const std::exception& e) {
+      row.check = std::string("ERROR ") + e.what();
+    }
+  };
+  if (cub_call) time_into(cub, [&](const void* in) { cub_call->run(in, d_cub_out_, s); });
+  if (fk_call) time_into(fk, [&](const void* in) { fk_call(in, d_fk_out_); });
+
+  for (Row* r : {&fk, &cub}) {
+    r->ceil_median_us = cr.median_us;
+    r->ceil_batch_us = cr.batch_us;
+  }
+  fk.cub_median_us = cub.median_us;
+  fk.cub_batch_us = cub.batch_us;
+  return {fk, cub, ceil};
+}
+
+void ScanTable::show(const std::vector<Row>& rows) {
+  print_case(rows, style_);
+  for (const Row& r : rows) {
+    csv_.write(r);
+    if (r.impl == "foldkit") {
+      summary_.add(r);
+      summary_.add_check(r);
+    } else if (check_failed(r)) {
+      summary_.add_check(r);
+    }
+  }
+}
+
+}  // namespace
+
+int run_scan_table(const Options& opt) {
+  ScanTable t(opt);
+  return t.run();
+}
+
+}  // namespace fkbench
