@@ -2,8 +2,8 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|bench|sweep|ladder|ladder-sweep]...
-# (all = build test sanitize bench ladder; the sweeps only when named)
+#   scripts/gpu_check.sh [all|build|test|sanitize|bench|scan|sweep|ladder|ladder-sweep]...
+# (all = build test sanitize bench scan ladder; the sweeps only when named)
 set -uo pipefail
 OUT=${OUT:-/tmp/foldkit-out}
 BUILD=${BUILD:-/tmp/foldkit-build}
@@ -24,7 +24,7 @@ stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has bench || has sweep || has ladder || has ladder-sweep; then
+if has build || has test || has sanitize || has bench || has scan || has sweep || has ladder || has ladder-sweep; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16; } > "$OUT/build.log" 2>&1; then
@@ -50,7 +50,7 @@ if has sanitize; then
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_memcheck.log" | tail -3
   stamp "compute-sanitizer racecheck"
   FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*}" \
+    "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16}" \
     > "$OUT/sanitize_racecheck.log" 2>&1 || status=1
   grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_racecheck.log" | tail -3
   # The seeds' ladder: memcheck over every variant and shape at small sizes; racecheck (about
@@ -74,10 +74,16 @@ if has bench; then
   "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.txt" || status=1
 fi
 
+if has scan; then
+  stamp "scan (foldkit vs cub::DeviceScan vs copy)"
+  "$BUILD/tools/bench/foldkit-bench" scan --csv "$OUT/scan.csv" > "$OUT/scan.txt" 2>&1 || status=1
+  tail -12 "$OUT/scan.txt"
+fi
+
 if has ladder; then
   stamp "ladder (the seeds' tables)"
-  "$BUILD/tools/bench/foldkit-bench" ladder --csv "$OUT/ladder.csv" > "$OUT/ladder.txt" 2>&1 || status=1
-  cat "$OUT/ladder.txt"
+  "$BUILD/tools/bench/foldkit-bench" ladder ${LADDER_ARGS:-} --csv "$OUT/ladder.csv" > "$OUT/ladder.txt" 2>&1 || status=1
+  grep -E "^== |result checks" "$OUT/ladder.txt"
 fi
 
 if has ladder-sweep; then
