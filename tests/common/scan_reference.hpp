@@ -124,14 +124,17 @@ std::vector<expected_scan_t<Op, T>> ref_scan_exact(const T* in, const std::vecto
 // instead of the i steps of a serial scan, and never more than i. We allow any chunk between
 // 2^8 and 2^16 elements (CPU backend: 2^14; CUDA tiles: 2^11 to 2^12), so a prefix of k terms
 // has depth m(k) = min(k, 2^17 + k / 2^8 + 1). As in reference.hpp we use the probabilistic
-// bound of Higham & Mary (2019), |error| <= lambda * sqrt(m) * u * sum |terms| (sums) or
-// lambda * sqrt(m) * u * |exact| (products), lambda = 10, u the accumulator's unit roundoff; the
-// worst-case m * u bound would accept almost anything. A 16-bit output adds one rounding to the
-// output type: relative 2^-11 (half) or 2^-8 (bf16), plus half of half's smallest subnormal.
+// bound of Higham & Mary (2019): |error| <= lambda * sqrt(m) * u * sum |terms|, lambda = 10, u
+// the accumulator's unit roundoff; the worst-case m * u bound would accept almost anything.
+// Products are different: every multiplication's rounding scales the whole product, whatever the
+// order, so a product of k terms has k - 1 roundings: |error| <= lambda * sqrt(k) * u * |exact|.
+// A 16-bit output adds one rounding to the output type (a rigorous bound): relative 2^-11 (half)
+// or 2^-8 (bf16), plus half of half's smallest subnormal.
 struct RealScanRef {
-  long double exact;  // the running value, in long double
-  long double scale;  // sum |terms| (sum) or |exact| (prod): the error scale
-  std::int64_t terms; // terms folded so far, init included
+  long double exact;   // the running value, in long double
+  long double scale;   // sum |terms| (sum) or |exact| (prod): the error scale
+  std::int64_t terms;  // terms folded so far, init included
+  bool product;
 };
 
 inline long double scan_depth(std::int64_t terms) {
@@ -141,8 +144,9 @@ inline long double scan_depth(std::int64_t terms) {
 
 template <class R> long double scan_tolerance(const RealScanRef& r) {
   using Acc = std::conditional_t<std::is_same_v<R, double>, double, float>;
-  const long double acc =
-      kLambda * std::sqrt(scan_depth(r.terms > 0 ? r.terms : 1)) * unit_roundoff<Acc>() * r.scale;
+  const std::int64_t k = r.terms > 0 ? r.terms : 1;
+  const long double steps = r.product ? static_cast<long double>(k) : scan_depth(k);
+  const long double acc = kLambda * std::sqrt(steps) * unit_roundoff<Acc>() * r.scale;
   if constexpr (std::is_same_v<R, half>) return acc + 0x1p-11L * (std::fabs(r.exact) + acc) + 0x1p-25L;
   else if constexpr (std::is_same_v<R, bfloat16>) return acc + 0x1p-8L * (std::fabs(r.exact) + acc);
   else return acc;
@@ -153,15 +157,15 @@ std::vector<RealScanRef> ref_scan_real(const T* in, const std::vector<std::int64
   static_assert(is_floating_v<T> && (Op == ReduceOp::sum || Op == ReduceOp::prod));
   constexpr bool kSum = Op == ReduceOp::sum;
   std::vector<RealScanRef> out(static_cast<std::size_t>(offsets.back()));
-  const RealScanRef seed = inclusive ? RealScanRef{kSum ? -0.0L : 1.0L, 0.0L, 0}
-                                     : RealScanRef{to_ld(init), std::fabs(to_ld(init)), 1};
+  const RealScanRef seed = inclusive ? RealScanRef{kSum ? -0.0L : 1.0L, 0.0L, 0, !kSum}
+                                     : RealScanRef{to_ld(init), std::fabs(to_ld(init)), 1, !kSum};
   walk_scan<T, RealScanRef>(
       in, offsets, inclusive, [&] { return seed; },
       [](RealScanRef st, T x) {
         const long double v = to_ld(x);
-        if (kSum) return RealScanRef{st.exact + v, st.scale + std::fabs(v), st.terms + 1};
+        if (kSum) return RealScanRef{st.exact + v, st.scale + std::fabs(v), st.terms + 1, false};
         const long double p = st.exact * v;
-        return RealScanRef{p, std::fabs(p), st.terms + 1};
+        return RealScanRef{p, std::fabs(p), st.terms + 1, true};
       },
       [&](std::int64_t i, const RealScanRef& st) { out[static_cast<std::size_t>(i)] = st; });
   return out;
