@@ -27,7 +27,7 @@ struct LadderRow {
   double ceiling_us = kNaN;  // the ceiling's median for the same bytes and input reuse
   double rung0_us = kNaN;    // rung 0's median in the same table
   std::string check;         // "ok", "WRONG ...", "ERROR ...", "" (not checked)
-  std::string note;          // "n=3", "skipped (...)", "not yet (issue #4)", ...
+  std::string note;          // "n=3", "skipped (...)", the seed's own figure, ...
   std::string seed_figure;   // what the seed's author reported for this rung (their GPU)
 };
 
