@@ -34,6 +34,7 @@
 
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/scan.hpp"
+#include "support/captured_graph.hpp"
 #include "support/cuda_backend.hpp"
 #include "support/random_arrays.hpp"
 #include "support/reference.hpp"
@@ -870,32 +871,6 @@ TEST_F(CudaScanWorkspace, ConvenientFormGrowsAndShrinks) {
   }
 }
 
-// Records what `record` enqueues on `stream` into a graph and instantiates it.
-class CapturedGraph {
- public:
-  template <class Record> CapturedGraph(cudaStream_t stream, Record&& record) {
-    FOLDKIT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    try {
-      record();
-    } catch (...) {
-      (void)cudaStreamEndCapture(stream, &graph_);
-      throw;
-    }
-    FOLDKIT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    FOLDKIT_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  ~CapturedGraph() {
-    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
-    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
-  }
-  CapturedGraph(const CapturedGraph&) = delete;
-  CapturedGraph& operator=(const CapturedGraph&) = delete;
-  void launch(cudaStream_t stream) const { FOLDKIT_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
 
 // Documented: the explicit form works under graph capture. An inclusive and an exclusive scan
 // sharing one workspace are captured once and replayed on new data, outputs poisoned between.

@@ -7,6 +7,7 @@
 
 #include "common/reduce_checks.hpp"
 #include "foldkit/cuda/reduce.hpp"
+#include "support/captured_graph.hpp"
 #include "support/cuda_backend.hpp"
 #include "support/test_config.hpp"
 
@@ -84,33 +85,6 @@ TEST_F(CudaWorkspace, BadWorkspaceIsInvalidArgument) {
   })) << "too small, type-erased";
 }
 
-// Records what `record` enqueues on `stream` into a graph and instantiates it; destroys both
-// when it goes out of scope (also when a check fails midway).
-class CapturedGraph {
- public:
-  template <class Record> CapturedGraph(cudaStream_t stream, Record&& record) {
-    FOLDKIT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    try {
-      record();
-    } catch (...) {
-      (void)cudaStreamEndCapture(stream, &graph_);
-      throw;
-    }
-    FOLDKIT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    FOLDKIT_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  ~CapturedGraph() {
-    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
-    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
-  }
-  CapturedGraph(const CapturedGraph&) = delete;
-  CapturedGraph& operator=(const CapturedGraph&) = delete;
-  void launch(cudaStream_t stream) const { FOLDKIT_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
 
 // Capture a sum and an argmax sharing one explicit workspace into a graph; replay it on new
 // input data each time, outputs poisoned in between: every replay must recompute correctly.
