@@ -1,5 +1,6 @@
 // The CPU table: foldkit::cpu::sum vs a plain single-thread loop vs an all-core streaming-read
-// ceiling, f32 at n = 2^20..2^26 and f64 and i32 at 2^26. Timed with steady_clock; every call
+// ceiling, f32 at n = 2^20..2^26 and f64 and i32 at 2^26; and the f32 inclusive sum scan at 2^24
+// and 2^26 against an all-core copy ceiling. Timed with steady_clock; every call
 // reads the next copy of a pool of inputs larger than the last-level cache, so the table shows
 // memory bandwidth, not cache bandwidth (as the GPU table does).
 #include <omp.h>
@@ -20,6 +21,7 @@
 #include "fill_values.hpp"
 
 #include "foldkit/reduce.hpp"
+#include "foldkit/scan.hpp"
 #include "suites.hpp"
 #include "table.hpp"
 
@@ -244,6 +246,92 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
   return {fk, loop, ceil};
 }
 
+// All-core copy of `bytes` (1 MiB pieces, one static schedule): the bound for any scan, which
+// reads and writes every element once.
+void copy_ceiling(const unsigned char* src, unsigned char* dst, std::size_t bytes) {
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  const std::int64_t pieces = static_cast<std::int64_t>((bytes + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < pieces; ++b) {
+    const std::size_t at = static_cast<std::size_t>(b) * kPiece;
+    std::memcpy(dst + at, src + at, std::min(kPiece, bytes - at));
+  }
+}
+
+// Inclusive sum scan of f32: foldkit::cpu::inclusive_scan vs a one-thread loop vs the all-core
+// copy ceiling. Bytes are read + written (8 per element), as in the GPU scan table.
+std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::int64_t n) {
+  using T = float;
+  Row base;
+  base.mode = "cpu";
+  base.op = "incl_sum";
+  base.dtype = "f32";
+  base.n = n;
+  base.bytes = static_cast<std::uint64_t>(n) * sizeof(T) * 2;
+  Row fk = base, loop = base, ceil = base;
+  fk.impl = "foldkit";
+  loop.impl = "loop-1t";
+  ceil.impl = "ceiling";
+  ceil.op = "copy";
+  ceil.config = std::to_string(host.threads) + " threads, memcpy";
+  HostPool pool;
+  std::vector<T> out(static_cast<std::size_t>(n));
+  if (!pool.prepare<T>(n, host, 0x13198a2e03707344ull ^ static_cast<std::uint64_t>(n))) {
+    fk.check = "ERROR not enough memory for the input";
+    return {fk};
+  }
+  fk.config = pool.copies() > 1 ? "rotated over " + std::to_string(pool.footprint() >> 20) + " MiB" : "NOT rotated (memory)";
+  // Check the last element against a long double sum (chunked float order vs exact: 1e-3).
+  try {
+    const T* p = reinterpret_cast<const T*>(pool.copy(0));
+    foldkit::cpu::inclusive_scan<foldkit::ReduceOp::sum>(p, n, out.data());
+    long double ref = 0;
+    for (std::int64_t i = 0; i < n; ++i) ref += p[i];
+    const double got = out[static_cast<std::size_t>(n - 1)];
+    fk.check = std::fabs(got - static_cast<double>(ref)) <= 1e-3 * std::fabs(static_cast<double>(ref)) ? "ok" : "MISMATCH";
+  } catch (const std::exception& e) {
+    fk.check = std::string("ERROR ") + e.what();
+  }
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+  T* o = out.data();
+  std::vector<CpuCall> calls = {
+      [&](const unsigned char* p) {
+        copy_ceiling(p, reinterpret_cast<unsigned char*>(o), bytes);
+        return static_cast<double>(o[n - 1]);
+      },
+      [&](const unsigned char* p) {
+        const T* x = reinterpret_cast<const T*>(p);
+        T acc = 0;
+        for (std::int64_t i = 0; i < n; ++i) o[i] = acc += x[i];
+        return static_cast<double>(o[n - 1]);
+      },
+  };
+  const bool time_foldkit = fk.check.rfind("ERROR", 0) != 0;
+  if (time_foldkit)
+    calls.push_back([&](const unsigned char* p) {
+      foldkit::cpu::inclusive_scan<foldkit::ReduceOp::sum>(reinterpret_cast<const T*>(p), n, o);
+      return static_cast<double>(o[n - 1]);
+    });
+  try {
+    const std::vector<CpuTiming> t = time_cpu(opt, pool, calls);
+    ceil.median_us = t[0].median_us;
+    ceil.batch_us = t[0].mean_us;
+    loop.median_us = t[1].median_us;
+    loop.batch_us = t[1].mean_us;
+    if (time_foldkit) {
+      fk.median_us = t[2].median_us;
+      fk.batch_us = t[2].mean_us;
+    }
+  } catch (const std::exception& e) {
+    fk.check = std::string("ERROR ") + e.what();
+  }
+  for (Row* r : {&fk, &loop}) {
+    r->ceil_median_us = ceil.median_us;
+    r->ceil_batch_us = ceil.batch_us;
+  }
+  return {fk, loop, ceil};
+}
+
 }  // namespace
 
 int run_cpu_table(const Options& opt, const char* why) {
@@ -287,6 +375,10 @@ int run_cpu_table(const Options& opt, const char* why) {
   for (int k : {20, 22, 24, 26}) show(run_case<float>(opt, host, std::int64_t{1} << k));
   show(run_case<double>(opt, host, std::int64_t{1} << 26));
   show(run_case<std::int32_t>(opt, host, std::int64_t{1} << 26));
+  print_section("Inclusive sum scan, f32 (foldkit::cpu::inclusive_scan; loop-1t: one thread; ceiling: all-core "
+                "copy; GB/s = bytes read + written / time)",
+                style);
+  for (int k : {24, 26}) show(run_scan_case(opt, host, std::int64_t{1} << k));
   summary.print(false);
   return summary.failures();
 }
