@@ -20,10 +20,12 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "foldkit/dtype.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/ops.hpp"
+#include "foldkit/reduce.hpp"  // detail::parallel_for_chunks, kReduceChunk, check_host_input
 
 namespace foldkit {
 
@@ -62,6 +64,87 @@ void inclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>*
 template <ReduceOp Op, class T>
 void exclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>* out, const std::int64_t* offsets,
                               std::int64_t num_segments, scan_result_t<Op, T> init);
+
+namespace detail {
+
+// A user operator's scan, in fixed chunks (detail::kReduceChunk, independent of the thread count):
+// pass 1 folds each chunk from `identity`, a serial left fold gives every chunk its carry
+// (starting at `seed`), pass 2 rescans each chunk from its carry, left to right. The bits depend
+// only on the input, never on the threads; F needs associativity, not commutativity.
+template <bool kInclusive, class T, class F>
+void scan_custom(const T* in, std::int64_t n, T* out, F& op, T identity, T seed) {
+  check_host_input(in, n);
+  check_host_input(out, n);
+  const auto in0 = reinterpret_cast<std::uintptr_t>(in), out0 = reinterpret_cast<std::uintptr_t>(out);
+  const auto bytes = static_cast<std::uintptr_t>(n) * sizeof(T);
+  if (n > 0 && in0 != out0 && in0 < out0 + bytes && out0 < in0 + bytes)
+    throw Error(Errc::invalid_argument, "scan: input and output overlap other than exactly in place");
+  const std::int64_t chunks = (n + kReduceChunk - 1) / kReduceChunk;
+  std::vector<T> carry(static_cast<std::size_t>(chunks > 0 ? chunks : 1), seed);
+  struct Ctx {
+    const T* in;
+    T* out;
+    std::int64_t n;
+    F* op;
+    T identity;
+    T* carry;
+  };
+  Ctx ctx{in, out, n, &op, identity, carry.data()};
+  if (chunks > 1) {
+    std::vector<T> total(static_cast<std::size_t>(chunks - 1), identity);
+    struct TotalCtx {
+      Ctx* x;
+      T* total;
+    } tctx{&ctx, total.data()};
+    parallel_for_chunks(
+        chunks - 1,
+        [](void* p, std::int64_t c) {
+          auto& t = *static_cast<TotalCtx*>(p);
+          const Ctx& x = *t.x;
+          const std::int64_t e = c * kReduceChunk + kReduceChunk;
+          T acc = x.identity;
+          for (std::int64_t i = c * kReduceChunk; i < e; ++i) acc = (*x.op)(acc, x.in[i]);
+          t.total[c] = acc;
+        },
+        &tctx);
+    for (std::int64_t c = 1; c < chunks; ++c)
+      carry[static_cast<std::size_t>(c)] = op(carry[static_cast<std::size_t>(c - 1)], total[static_cast<std::size_t>(c - 1)]);
+  }
+  parallel_for_chunks(
+      chunks,
+      [](void* p, std::int64_t c) {
+        const Ctx& x = *static_cast<Ctx*>(p);
+        const std::int64_t b = c * kReduceChunk;
+        const std::int64_t e = b + kReduceChunk < x.n ? b + kReduceChunk : x.n;
+        T running = x.carry[c];
+        for (std::int64_t i = b; i < e; ++i) {
+          const T v = x.in[i];  // read before the write: in place is allowed
+          if constexpr (kInclusive) {
+            running = (*x.op)(running, v);
+            x.out[i] = running;
+          } else {
+            x.out[i] = running;
+            running = (*x.op)(running, v);
+          }
+        }
+      },
+      &ctx);
+}
+
+}  // namespace detail
+
+// Scans with a user-supplied associative operator F (callable as T(T, T)) and its identity;
+// F need not be commutative (chunks are folded and carried left to right) and is called from
+// several threads at once. In place (out == in) is allowed; other overlap is invalid_argument.
+template <class T, class F>
+void inclusive_scan_custom(const T* in, std::int64_t n, T* out, F op, T identity) {
+  detail::scan_custom<true>(in, n, out, op, identity, identity);
+}
+// out[0] = init, out[i] = init op in[0] op ... op in[i-1].
+template <class T, class F>
+void exclusive_scan_custom(const T* in, std::int64_t n, T* out, F op, T identity, T init) {
+  detail::scan_custom<false>(in, n, out, op, identity, init);
+}
 
 }  // namespace cpu
 }  // namespace foldkit
