@@ -42,6 +42,15 @@ constexpr bool is_scan_op(ReduceOp op) {
   return op == ReduceOp::sum || op == ReduceOp::prod || op == ReduceOp::min || op == ReduceOp::max;
 }
 
+// The dtype of scan_result_t<op, dtype>: what a type-erased scan writes.
+constexpr DType scan_result_dtype(ReduceOp op, DType dtype) {
+  if (op == ReduceOp::sum || op == ReduceOp::prod) {
+    if (dtype == DType::i32) return DType::i64;
+    if (dtype == DType::u32) return DType::u64;
+  }
+  return dtype;
+}
+
 namespace cpu {
 
 // Throws Error: invalid_argument (null pointer with n > 0, n < 0, block_length < 1, bad
@@ -64,6 +73,12 @@ void inclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>*
 template <ReduceOp Op, class T>
 void exclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>* out, const std::int64_t* offsets,
                               std::int64_t num_segments, scan_result_t<Op, T> init);
+
+// Type-erased forms: `out` receives n elements of scan_result_dtype(op, dtype); `init` points at
+// one such element. Throws Error(unsupported) for an op that is not a scan op, or an op or
+// dtype outside the enumerations; otherwise as the typed forms.
+void inclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out);
+void exclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out, const void* init);
 
 namespace detail {
 

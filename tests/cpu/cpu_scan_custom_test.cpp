@@ -1,6 +1,6 @@
 // cpu::inclusive_scan_custom / exclusive_scan_custom with user operators: a non-commutative one
 // (composition of affine maps mod 2^32, exact, so any wrong order or lost element shows), XOR,
-// in place, every thread count giving the same bits, and the errors.
+// in place, every thread count giving the same bits, and the errors; and the type-erased scans.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -101,6 +101,74 @@ TEST(CpuScanCustom, Errors) {
   EXPECT_TRUE(throws_errc(Errc::invalid_argument,
                           [&] { cpu::inclusive_scan_custom(data.data(), 32, data.data() + 1, BitwiseXor{}, 0u); }));
   cpu::inclusive_scan_custom(opaque_null<std::uint32_t>(), 0, opaque_null<std::uint32_t>(), BitwiseXor{}, 0u);
+}
+
+}  // namespace
+}  // namespace foldkit::test
+
+namespace foldkit::test {
+namespace {
+
+// The type-erased scans give the typed results bit for bit, for every scan op x dtype.
+template <class T>
+void expect_erased_matches_typed(Rng& rng) {
+  const std::int64_t n = capped({70001}).front();
+  const CounterRng bits = rng.counter();
+  std::vector<T> in(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    in[static_cast<std::size_t>(i)] = from_double<T>(static_cast<double>(static_cast<int>(bits.bits(i) % 5) - 2));
+  auto one_op = [&](auto op_tag) {
+    constexpr ReduceOp Op = decltype(op_tag)::value;
+    using R = scan_result_t<Op, T>;
+    static_assert(dtype_v<R> == scan_result_dtype(Op, dtype_v<T>));
+    const R init = from_double<R>(3.0);
+    std::vector<R> typed(in.size()), erased(in.size(), from_double<R>(-7.0));
+    cpu::inclusive_scan<Op>(in.data(), n, typed.data());
+    cpu::inclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data());
+    EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
+        << "inclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
+    cpu::exclusive_scan<Op>(in.data(), n, typed.data(), init);
+    cpu::exclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data(), &init);
+    EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
+        << "exclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
+  };
+  one_op(std::integral_constant<ReduceOp, ReduceOp::sum>{});
+  one_op(std::integral_constant<ReduceOp, ReduceOp::prod>{});
+  one_op(std::integral_constant<ReduceOp, ReduceOp::min>{});
+  one_op(std::integral_constant<ReduceOp, ReduceOp::max>{});
+}
+
+TEST(CpuScanErased, MatchesTypedForEveryOpAndDtype) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  expect_erased_matches_typed<std::int32_t>(rng);
+  expect_erased_matches_typed<std::uint32_t>(rng);
+  expect_erased_matches_typed<std::int64_t>(rng);
+  expect_erased_matches_typed<std::uint64_t>(rng);
+  expect_erased_matches_typed<float>(rng);
+  expect_erased_matches_typed<double>(rng);
+  expect_erased_matches_typed<half>(rng);
+  expect_erased_matches_typed<bfloat16>(rng);
+}
+
+TEST(CpuScanErased, Errors) {
+  std::vector<float> data(8, 1.0f), out(8);
+  const float init = 0.0f;
+  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
+    cpu::inclusive_scan(ReduceOp::argmax, DType::f32, data.data(), 8, out.data());
+  }));
+  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
+    cpu::exclusive_scan(ReduceOp::mean, DType::f32, data.data(), 8, out.data(), &init);
+  }));
+  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
+    cpu::inclusive_scan(static_cast<ReduceOp>(99), DType::f32, data.data(), 8, out.data());
+  }));
+  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
+    cpu::inclusive_scan(ReduceOp::sum, static_cast<DType>(99), data.data(), 8, out.data());
+  }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cpu::exclusive_scan(ReduceOp::sum, DType::f32, data.data(), 8, out.data(), nullptr);
+  }));
 }
 
 }  // namespace
