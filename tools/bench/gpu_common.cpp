@@ -58,6 +58,17 @@ CeilingResult GpuSession::measure_ceiling(std::size_t bytes) {
   return r;
 }
 
+void GpuSession::time_into(Row& row, const Call& call) {
+  try {
+    const Timing t = time(call);
+    row.median_us = t.median_us;
+    row.batch_us = t.batch_us;
+    if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
+  } catch (const std::exception& e) {
+    row.check = std::string("ERROR ") + e.what();
+  }
+}
+
 void GpuSession::read_result(int slot, void* host, std::size_t bytes) {
   FKB_CHECK(cudaMemcpyAsync(host, out(slot), bytes, cudaMemcpyDeviceToHost, stream_));
   FKB_CHECK(cudaStreamSynchronize(stream_));

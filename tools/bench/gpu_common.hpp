@@ -51,6 +51,10 @@ class GpuSession {
 
   Header make_header(const std::string& title, const Options& opt) const;
 
+  // Times `call` into row.median_us / row.batch_us; a gate that timed out is noted in
+  // row.config, an exception becomes row.check ("ERROR ...").
+  void time_into(Row& row, const Call& call);
+
  private:
   GpuInfo info_;
   cudaStream_t stream_ = nullptr;

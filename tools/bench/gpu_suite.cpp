@@ -212,18 +212,8 @@ std::vector<Row> GpuTable::run_case(const CaseSpec& c) {
   ceil.median_us = cr.median_us;
   ceil.batch_us = cr.batch_us;
   ceil.config = cr.config;
-  auto time_into = [&](Row& row, const Call& call) {
-    try {
-      const Timing t = sess_.time(call);
-      row.median_us = t.median_us;
-      row.batch_us = t.batch_us;
-      if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
-    } catch (const std::exception& e) {
-      row.check = std::string("ERROR ") + e.what();
-    }
-  };
-  if (cub_call) time_into(cub, [&](const void* in) { cub_call->run(in, sess_.out(1), s); });
-  if (fk_call) time_into(fk, [&](const void* in) { fk_call(in, sess_.out(0)); });
+  if (cub_call) sess_.time_into(cub, [&](const void* in) { cub_call->run(in, sess_.out(1), s); });
+  if (fk_call) sess_.time_into(fk, [&](const void* in) { fk_call(in, sess_.out(0)); });
 
   for (Row* r : {&fk, &cub}) {
     r->ceil_median_us = cr.median_us;

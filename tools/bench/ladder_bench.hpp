@@ -78,7 +78,8 @@ class LadderBench {
   // float_atomics: the rung adds floats with atomics (Variant::deterministic false), which
   // biases the rounding; it gets the looser tolerance (see ladder_bench.cpp).
   std::string check_reduce_result(const void* host_result, bool wide, bool float_atomics) const;
-  std::string check_scan_output(const void* d_out, std::size_t tile);
+  // wide_int_output: d_out holds int64 (foldkit's widening int32 sum scan), not the input type.
+  std::string check_scan_output(const void* d_out, std::size_t tile, bool wide_int_output = false);
   void* grow(void*& ptr, std::size_t& have, std::size_t need);
 
   GpuSession sess_;

@@ -315,18 +315,8 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   ceil.median_us = cr.median_us;
   ceil.batch_us = cr.batch_us;
   ceil.config = cr.config;
-  auto time_into = [&](Row& row, const Call& call) {
-    try {
-      const Timing t = sess_.time(call);
-      row.median_us = t.median_us;
-      row.batch_us = t.batch_us;
-      if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
-    } catch (const std::exception& e) {
-      row.check = std::string("ERROR ") + e.what();
-    }
-  };
-  if (cub_call) time_into(cub, [&](const void* in) { cub_call->run(in, d_cub_out_, s); });
-  if (fk_call) time_into(fk, [&](const void* in) { fk_call(in, d_fk_out_); });
+  if (cub_call) sess_.time_into(cub, [&](const void* in) { cub_call->run(in, d_cub_out_, s); });
+  if (fk_call) sess_.time_into(fk, [&](const void* in) { fk_call(in, d_fk_out_); });
 
   for (Row* r : {&fk, &cub}) {
     r->ceil_median_us = cr.median_us;
