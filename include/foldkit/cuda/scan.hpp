@@ -2,6 +2,8 @@
 //
 //   foldkit::cuda::inclusive_scan<foldkit::ReduceOp::sum>(d_in, n, d_out, stream);
 //   foldkit::cuda::exclusive_scan<foldkit::ReduceOp::sum>(d_in, n, d_out, init, stream);
+//   foldkit::cuda::inclusive_scan_blocked<foldkit::ReduceOp::sum>(d_in, n, d_out, 1000, stream);
+//   foldkit::cuda::inclusive_scan_segmented<foldkit::ReduceOp::max>(d_in, n, d_out, d_offsets, segments, stream);
 //
 // One kernel launch, one pass: each element is read once and written once (single-pass scan
 // with decoupled look-back, Merrill & Garland 2016). Tiles take their index from a ticket when
@@ -9,6 +11,11 @@
 // on any GPU. Deterministic: a tile's prefix is always the left-to-right fold of the tile
 // aggregates before it, whichever predecessor the look-back stopped at, so every call gives the
 // same bits. Stream-ordered, no host synchronisation.
+//
+// Blocked and segmented scans (semantics as in foldkit/scan.hpp) run through the same single
+// pass: items that start a block or segment ("heads") restart the scan, and a tile that holds a
+// head publishes its inclusive prefix without waiting for its predecessors, so the look-back
+// stops at the nearest tile with a head.
 //
 // Workspace. The look-back needs tile states in device memory: scan_workspace_bytes(n, dtype)
 // bytes (about 16-32 bytes per 4096 elements, plus 256).
@@ -49,5 +56,44 @@ void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, 
 template <ReduceOp Op, class T>
 void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, scan_result_t<Op, T> init,
                     cudaStream_t stream = nullptr);
+
+// Blocked scans: consecutive blocks of block_length (>= 1) elements, each scanned on its own
+// (the last block may be shorter); exclusive blocks each start at init.
+// Throws as above, plus invalid_argument for block_length < 1.
+template <ReduceOp Op, class T>
+void inclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            Workspace ws, cudaStream_t stream = nullptr);
+template <ReduceOp Op, class T>
+void inclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            cudaStream_t stream = nullptr);
+template <ReduceOp Op, class T>
+void exclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            scan_result_t<Op, T> init, Workspace ws, cudaStream_t stream = nullptr);
+template <ReduceOp Op, class T>
+void exclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            scan_result_t<Op, T> init, cudaStream_t stream = nullptr);
+
+// Segmented scans: segment s covers [d_offsets[s], d_offsets[s + 1]); d_offsets is DEVICE memory
+// with num_segments + 1 entries, non-decreasing, d_offsets[0] == 0, d_offsets[num_segments] == n
+// (empty segments allowed). The offsets' values are not checked (that would need a
+// synchronisation): offsets that break the contract give unspecified output values, but never
+// an access outside in, out or the num_segments + 1 offsets. Exclusive segments each start at init.
+// Throws as above, plus invalid_argument for num_segments < 0, null d_offsets, or
+// num_segments == 0 with n > 0; wrong_memory for host offsets.
+template <ReduceOp Op, class T>
+void inclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, Workspace ws,
+                              cudaStream_t stream = nullptr);
+template <ReduceOp Op, class T>
+void inclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, cudaStream_t stream = nullptr);
+template <ReduceOp Op, class T>
+void exclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, scan_result_t<Op, T> init,
+                              Workspace ws, cudaStream_t stream = nullptr);
+template <ReduceOp Op, class T>
+void exclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, scan_result_t<Op, T> init,
+                              cudaStream_t stream = nullptr);
 
 }  // namespace foldkit::cuda

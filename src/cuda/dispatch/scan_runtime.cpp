@@ -14,8 +14,7 @@ namespace foldkit::cuda {
 namespace detail {
 
 std::int64_t scan_tiles(std::int64_t n, std::size_t element_bytes) {
-  const std::int64_t tile =
-      static_cast<std::int64_t>(tuning::kScanBlockThreads) * tuning::scan_items_per_thread(element_bytes);
+  const std::int64_t tile = tuning::scan_tile_elements(element_bytes);
   return (n + tile - 1) / tile;
 }
 
@@ -104,6 +103,23 @@ void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_ou
   check_device_pointer(d_in, "input");
   check_device_pointer(d_out, "output");
   check_device_pointer(ws.ptr, "workspace");
+}
+
+SegmentHeads blocked_heads(std::int64_t block_length) {
+  if (block_length < 1)
+    throw Error(Errc::invalid_argument, "scan: block_length = " + std::to_string(block_length) + " (must be >= 1)");
+  return SegmentHeads{block_length, nullptr, 0};
+}
+
+SegmentHeads segment_heads(const std::int64_t* d_offsets, std::int64_t num_segments, std::int64_t n) {
+  if (num_segments < 0)
+    throw Error(Errc::invalid_argument, "scan: num_segments = " + std::to_string(num_segments) + " is negative");
+  if (d_offsets == nullptr) throw Error(Errc::invalid_argument, "scan: offsets is null");
+  if (num_segments == 0 && n > 0)
+    throw Error(Errc::invalid_argument,
+                "scan: no segments for n = " + std::to_string(n) + " elements (offsets[num_segments] must be n)");
+  check_device_pointer(d_offsets, "offsets");
+  return SegmentHeads{0, d_offsets, num_segments};
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "foldkit/cuda/device/scan_layout.hpp"
 #include "foldkit/cuda/scan.hpp"
 
 namespace foldkit::cuda::detail {
@@ -20,5 +21,12 @@ Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes);
 // Throws the documented Error for bad arguments (n > 0 only; n == 0 needs nothing).
 void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
                         bool same_type, Workspace ws, std::size_t ws_needed);
+
+// The heads of a blocked scan; throws invalid_argument for block_length < 1.
+SegmentHeads blocked_heads(std::int64_t block_length);
+// The heads of a segmented scan of n elements; throws invalid_argument for num_segments < 0,
+// null offsets, or no segment for n > 0, and wrong_memory for offsets the device cannot read.
+// The offsets' values stay unchecked (reading them would synchronise).
+SegmentHeads segment_heads(const std::int64_t* d_offsets, std::int64_t num_segments, std::int64_t n);
 
 }  // namespace foldkit::cuda::detail

@@ -19,15 +19,17 @@ using scan_combine_t = std::conditional_t<
     Op == ReduceOp::sum, op::Sum<A>,
     std::conditional_t<Op == ReduceOp::prod, op::Prod<A>, std::conditional_t<Op == ReduceOp::min, op::Min<A>, op::Max<A>>>>;
 
-template <ReduceOp Op, class T, bool kExclusive>
+// One scan launch. Heads: NoHeads (whole array) or SegmentHeads (blocked / segmented, already
+// validated by the caller).
+template <ReduceOp Op, class T, bool kExclusive, class Heads = NoHeads>
 void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, scan_accum_t<Op, T> init, Workspace ws,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, Heads heads = {}) {
   static_assert(is_scan_op(Op), "scans take sum, prod, min or max");
   using O = scan_result_t<Op, T>;
   using A = scan_accum_t<Op, T>;
   using Spec = ScanSpec<T, A, O, scan_combine_t<Op, A>>;
-  constexpr int kThreads = tuning::kScanBlockThreads;
-  constexpr int kItems = tuning::scan_items_per_thread(sizeof(T));
+  using Policy = tuning::ScanPolicyFor<sizeof(T), sizeof(A), !std::is_same_v<Heads, NoHeads>>;
+  static_assert(Policy::kTile == tuning::scan_tile_elements(sizeof(T)), "the workspace is sized by this tile");
   if (n < 0) throw Error(Errc::invalid_argument, "scan: n is negative (" + std::to_string(n) + ")");
   if (n == 0) return;
   const std::int64_t tiles = scan_tiles(n, sizeof(T));
@@ -40,8 +42,8 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
                      std::is_same_v<T, O>, ws, need);
   auto* header = static_cast<ScanHeader*>(ws.ptr);
   auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
-  scan_kernel<kThreads, kItems, kExclusive, Spec><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
-      d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{});
+  scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
+      d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
   check_cuda(cudaGetLastError(), "launching scan_kernel");
 }
 
@@ -74,6 +76,63 @@ void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, 
   detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), Workspace{}, stream);
 }
 
+template <ReduceOp Op, class T>
+void inclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan<Op, T, false>(d_in, n, d_out, scan_accum_t<Op, T>{}, ws, stream,
+                                    detail::blocked_heads(block_length));
+}
+template <ReduceOp Op, class T>
+void inclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            cudaStream_t stream) {
+  detail::launch_scan<Op, T, false>(d_in, n, d_out, scan_accum_t<Op, T>{}, Workspace{}, stream,
+                                    detail::blocked_heads(block_length));
+}
+template <ReduceOp Op, class T>
+void exclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            scan_result_t<Op, T> init, Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), ws, stream,
+                                   detail::blocked_heads(block_length));
+}
+template <ReduceOp Op, class T>
+void exclusive_scan_blocked(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, std::int64_t block_length,
+                            scan_result_t<Op, T> init, cudaStream_t stream) {
+  detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), Workspace{}, stream,
+                                   detail::blocked_heads(block_length));
+}
+
+template <ReduceOp Op, class T>
+void inclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, Workspace ws,
+                              cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan<Op, T, false>(d_in, n, d_out, scan_accum_t<Op, T>{}, ws, stream,
+                                    detail::segment_heads(d_offsets, num_segments, n));
+}
+template <ReduceOp Op, class T>
+void inclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, cudaStream_t stream) {
+  detail::launch_scan<Op, T, false>(d_in, n, d_out, scan_accum_t<Op, T>{}, Workspace{}, stream,
+                                    detail::segment_heads(d_offsets, num_segments, n));
+}
+template <ReduceOp Op, class T>
+void exclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, scan_result_t<Op, T> init,
+                              Workspace ws, cudaStream_t stream) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), ws, stream,
+                                   detail::segment_heads(d_offsets, num_segments, n));
+}
+template <ReduceOp Op, class T>
+void exclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, scan_result_t<Op, T> init,
+                              cudaStream_t stream) {
+  detail::launch_scan<Op, T, true>(d_in, n, d_out, detail::scan_init<Op, T>(init), Workspace{}, stream,
+                                   detail::segment_heads(d_offsets, num_segments, n));
+}
+
 }  // namespace foldkit::cuda
 
 #define FOLDKIT_INSTANTIATE_SCAN_OP(OP, T)                                                                        \
@@ -85,7 +144,28 @@ void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, 
                                                      foldkit::scan_result_t<OP, T>, foldkit::cuda::Workspace,      \
                                                      cudaStream_t);                                               \
   template void foldkit::cuda::exclusive_scan<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*,      \
-                                                     foldkit::scan_result_t<OP, T>, cudaStream_t);
+                                                     foldkit::scan_result_t<OP, T>, cudaStream_t);        \
+  template void foldkit::cuda::inclusive_scan_blocked<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, \
+                                                             std::int64_t, foldkit::cuda::Workspace, cudaStream_t);  \
+  template void foldkit::cuda::inclusive_scan_blocked<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, \
+                                                             std::int64_t, cudaStream_t);                            \
+  template void foldkit::cuda::exclusive_scan_blocked<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, \
+                                                             std::int64_t, foldkit::scan_result_t<OP, T>,            \
+                                                             foldkit::cuda::Workspace, cudaStream_t);                \
+  template void foldkit::cuda::exclusive_scan_blocked<OP, T>(const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, \
+                                                             std::int64_t, foldkit::scan_result_t<OP, T>,            \
+                                                             cudaStream_t);                                          \
+  template void foldkit::cuda::inclusive_scan_segmented<OP, T>(                                                     \
+      const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, const std::int64_t*, std::int64_t,                    \
+      foldkit::cuda::Workspace, cudaStream_t);                                                                      \
+  template void foldkit::cuda::inclusive_scan_segmented<OP, T>(                                                     \
+      const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, const std::int64_t*, std::int64_t, cudaStream_t);     \
+  template void foldkit::cuda::exclusive_scan_segmented<OP, T>(                                                     \
+      const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, const std::int64_t*, std::int64_t,                    \
+      foldkit::scan_result_t<OP, T>, foldkit::cuda::Workspace, cudaStream_t);                                       \
+  template void foldkit::cuda::exclusive_scan_segmented<OP, T>(                                                     \
+      const T*, std::int64_t, foldkit::scan_result_t<OP, T>*, const std::int64_t*, std::int64_t,                    \
+      foldkit::scan_result_t<OP, T>, cudaStream_t);
 
 #define FOLDKIT_INSTANTIATE_SCAN(T)                       \
   FOLDKIT_INSTANTIATE_SCAN_OP(foldkit::ReduceOp::sum, T)  \

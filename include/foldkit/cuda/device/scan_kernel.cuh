@@ -12,12 +12,22 @@
 //  4. writes prefix-op-(its elements) through shared memory with coalesced stores.
 // Every combine puts the earlier elements on the left, in a fixed order, so results are
 // deterministic and the leftmost NaN wins for min/max as in the core's combine rules.
+//
+// Blocked and segmented scans (Heads = SegmentHeads) run through the same steps on (head, value)
+// pairs: a head element restarts the scan (at init for exclusive scans). A tile that holds a
+// head publishes its inclusive prefix at once (it does not depend on earlier tiles), and a tile
+// whose first element is a head does not look back at all. Heads = NoHeads compiles to the
+// whole-array scan with no head code.
 #pragma once
 
 #include <cstdint>
 
+#include <type_traits>
+
 #include "foldkit/cuda/device/scan_tile_state.cuh"
+#include "foldkit/cuda/device/segment_heads.cuh"
 #include "foldkit/cuda/tuning/scan_tuning.hpp"
+#include "foldkit/cuda/warp/warp_scan.cuh"
 
 namespace foldkit::cuda {
 
@@ -34,24 +44,13 @@ struct ScanSpec {
   __device__ __forceinline__ static O store(A v) { return static_cast<O>(v); }
 };
 
-// Inclusive scan of one value per thread across a warp; the earlier lane's value on the left.
-template <class A, class Op>
-__device__ __forceinline__ A warp_inclusive_scan(A v, Op op) {
-  const unsigned lane = threadIdx.x & 31u;
-#pragma unroll
-  for (int offset = 1; offset < 32; offset <<= 1) {
-    const A other = __shfl_up_sync(0xffffffffu, v, offset);
-    if (lane >= static_cast<unsigned>(offset)) v = op(other, v);
-  }
-  return v;
-}
-
-template <int kThreads, int kItems, class Spec>
+template <class Policy, class Spec>
 struct ScanSharedStorage {
   using T = typename Spec::input_type;
   using A = typename Spec::accum_type;
   using O = typename Spec::output_type;
-  static constexpr int kTile = kThreads * kItems;
+  static constexpr int kThreads = Policy::kThreads;
+  static constexpr int kTile = Policy::kTile;
   // One padding slot per 32 elements keeps the blocked (per-thread) reads and writes of the
   // transpose free of most bank conflicts.
   static constexpr int kPadded = kTile + kTile / 32;
@@ -60,7 +59,10 @@ struct ScanSharedStorage {
     O out[kPadded];
   } tile;
   A warp_total[kThreads / 32];
-  A lookback[tuning::kScanLookbackWindows][32];  // aggregates of whole windows passed over
+  bool warp_head[kThreads / 32];  // segmented: the warp holds a head
+  bool first_is_head;             // segmented: the tile's first element is a head
+  TileHeadStorage<kTile> heads;   // segmented by offsets: the tile's head bits
+  A lookback[Policy::kLookbackWindows][32];  // aggregates of whole windows passed over
   A prefix;  // the tile's exclusive prefix (from the look-back)
   unsigned tile_index;
   unsigned flag;
@@ -68,16 +70,20 @@ struct ScanSharedStorage {
 
 __device__ __forceinline__ int padded(int i) { return i + (i >> 5); }
 
-template <int kThreads, int kItems, bool kExclusive, class Spec>
-__global__ void __launch_bounds__(kThreads)
+// Policy: a tuning::ScanPolicy (threads, items per thread, blocks per SM, look-back windows).
+template <class Policy, bool kExclusive, class Spec, class Heads = NoHeads>
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     scan_kernel(const typename Spec::input_type* in, std::int64_t n, typename Spec::output_type* out,
                 typename Spec::accum_type init, ScanHeader* header,
-                ScanTileSlots<typename Spec::accum_type>* slots, unsigned num_tiles, Spec spec) {
+                ScanTileSlots<typename Spec::accum_type>* slots, unsigned num_tiles, Spec spec, Heads heads = {}) {
   using T = typename Spec::input_type;
   using A = typename Spec::accum_type;
   using O = typename Spec::output_type;
-  using Storage = ScanSharedStorage<kThreads, kItems, Spec>;
-  constexpr int kTile = Storage::kTile;
+  using Storage = ScanSharedStorage<Policy, Spec>;
+  constexpr int kThreads = Policy::kThreads;
+  constexpr int kItems = Policy::kItems;
+  constexpr int kTile = Policy::kTile;
+  constexpr bool kSegmented = !std::is_same_v<Heads, NoHeads>;
   __shared__ Storage smem;
   const unsigned tid = threadIdx.x;
   const unsigned lane = tid & 31u, warp = tid >> 5;
@@ -97,88 +103,161 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t base = static_cast<std::int64_t>(tile) * kTile;
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
 
-  // 1. Striped loads (coalesced), into shared memory, read back blocked. Full tiles (all but
-  // the last) skip the bounds tests.
+  // 1. Striped loads (coalesced) into registers, then shared memory, read back blocked. Full
+  // tiles (all but the last) skip the bounds tests. The head search of a segmented scan runs
+  // while the loads are in flight.
   const bool full = valid == kTile;
-  if (full) {
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int i = k * kThreads + static_cast<int>(tid);
-      smem.tile.in[padded(i)] = in[base + i];
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int i = k * kThreads + static_cast<int>(tid);
-      if (i < valid) smem.tile.in[padded(i)] = in[base + i];
-    }
-  }
-  __syncthreads();
-  A item[kItems];
+  T raw[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const int i = static_cast<int>(tid) * kItems + k;
-    item[k] = (full || i < valid) ? Spec::load(smem.tile.in[padded(i)]) : Spec::identity();
+    const int i = k * kThreads + static_cast<int>(tid);
+    if (full || i < valid) raw[k] = in[base + i];
   }
-
-  // 2. Thread fold, then the block scan of thread totals.
-  A thread_total = item[0];
+  if constexpr (kSegmented) {
+    if (heads.offsets != nullptr) mark_offset_heads<kThreads, kTile>(heads, base, valid, smem.heads);
+  }
 #pragma unroll
-  for (int k = 1; k < kItems; ++k) thread_total = spec.op(thread_total, item[k]);
-  const A warp_inclusive = warp_inclusive_scan(thread_total, spec.op);
-  if (lane == 31) smem.warp_total[warp] = warp_inclusive;
-  __syncthreads();  // also: every thread has read its items from smem.tile.in
-  A warp_prefix = Spec::identity();  // fold of the warps before this one
+  for (int k = 0; k < kItems; ++k) {
+    const int i = k * kThreads + static_cast<int>(tid);
+    if (full || i < valid) smem.tile.in[padded(i)] = raw[k];
+  }
+  __syncthreads();
+  // Each thread's kItems consecutive elements are read from the tile twice (here for the fold,
+  // after the look-back for the outputs) rather than held in registers across the look-back:
+  // that keeps every op within 32 registers, i.e. 8 blocks (2048 threads) resident per SM.
+  auto item_at = [&](int k) -> A {
+    const int i = static_cast<int>(tid) * kItems + k;
+    return (full || i < valid) ? Spec::load(smem.tile.in[padded(i)]) : Spec::identity();
+  };
+  unsigned head_mask = 0;  // bit k: item k starts a block or segment
+  if constexpr (kSegmented) {
+    head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
+    if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
+  }
+  // A head restarts the running value: at the element (inclusive) or at init (exclusive).
+  auto restart = [&](A x) { return kExclusive ? spec.op(init, x) : x; };
+
+  // 2. Thread fold, then the block scan of thread totals (pairs (head, value) when segmented).
+  A thread_total = (head_mask & 1u) ? restart(item_at(0)) : item_at(0);
+#pragma unroll
+  for (int k = 1; k < kItems; ++k) {
+    const A x = item_at(k);
+    thread_total = ((head_mask >> k) & 1u) ? restart(x) : spec.op(thread_total, x);
+  }
+  bool warp_head = head_mask != 0;  // after the scan: a head in this lane or an earlier one
+  A warp_inclusive;
+  if constexpr (kSegmented) warp_inclusive = warp_inclusive_segmented_scan(thread_total, warp_head, spec.op);
+  else warp_inclusive = warp_inclusive_scan(thread_total, spec.op);
+  if (lane == 31) {
+    smem.warp_total[warp] = warp_inclusive;
+    if constexpr (kSegmented) smem.warp_head[warp] = warp_head;
+  }
+  __syncthreads();
+  A warp_prefix = Spec::identity();  // fold of the warps before this one (since their last head)
   A tile_aggregate = Spec::identity();
+  bool warp_prefix_head = false, tile_head = false;
 #pragma unroll
   for (int w = 0; w < kThreads / 32; ++w) {
     const A t = smem.warp_total[w];
-    if (w < static_cast<int>(warp)) warp_prefix = w == 0 ? t : spec.op(warp_prefix, t);
-    tile_aggregate = w == 0 ? t : spec.op(tile_aggregate, t);
+    const bool h = kSegmented && smem.warp_head[w];
+    if (w < static_cast<int>(warp)) {
+      warp_prefix = (w == 0 || h) ? t : spec.op(warp_prefix, t);
+      warp_prefix_head = warp_prefix_head || h;
+    }
+    tile_aggregate = (w == 0 || h) ? t : spec.op(tile_aggregate, t);
+    tile_head = tile_head || h;
   }
-  // The exclusive prefix of this thread within the tile.
+  // The exclusive prefix of this thread within the tile, and whether a head lies in it.
   A thread_prefix = __shfl_up_sync(0xffffffffu, warp_inclusive, 1);
-  if (lane == 0) thread_prefix = warp_prefix;
-  else if (warp > 0) thread_prefix = spec.op(warp_prefix, thread_prefix);
+  bool thread_prefix_head = false;
+  if constexpr (kSegmented) thread_prefix_head = __shfl_up_sync(0xffffffffu, static_cast<int>(warp_head), 1) != 0;
+  if (lane == 0) {
+    thread_prefix = warp_prefix;
+    thread_prefix_head = warp_prefix_head;
+  } else if (warp > 0 && !thread_prefix_head) {
+    thread_prefix = spec.op(warp_prefix, thread_prefix);
+    thread_prefix_head = warp_prefix_head;
+  }
   const bool has_thread_prefix = lane != 0 || warp != 0;
 
-  // 3. Publish and look back (inclusive prefixes include `init`, so exclusive scans start at it).
-  if (tile == 0) {
+  // 3. Publish and look back. Whole-array scans: inclusive prefixes include `init`, so
+  // exclusive scans start at it. Segmented: a tile with a head publishes its inclusive prefix
+  // (the fold since its last head) at once; one starting with a head needs no prefix.
+  bool has_tile_prefix;
+  if constexpr (kSegmented) {
+    has_tile_prefix = !smem.first_is_head;
     if (tid == 0) {
-      const A inclusive = kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate;
-      if (num_tiles > 1) publish_scan_slot(slots[0].inclusive, inclusive, flag);
-      smem.prefix = kExclusive ? init : Spec::identity();
+      if (tile_head) {
+        if (tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, tile_aggregate, flag);
+      } else {
+        publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
+      }
+    }
+    if (has_tile_prefix && warp == 0) {
+      const A prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+      if (tid == 0) {
+        if (!tile_head && tile + 1 < num_tiles)
+          publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
+        smem.prefix = prefix;
+      }
     }
   } else {
-    if (tid == 0) publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
-    if (warp == 0) {
-      const A prefix = look_back<tuning::kScanLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+    has_tile_prefix = tile != 0 || kExclusive;
+    if (tile == 0) {
       if (tid == 0) {
-        if (tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
-        smem.prefix = prefix;
+        const A inclusive = kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate;
+        if (num_tiles > 1) publish_scan_slot(slots[0].inclusive, inclusive, flag);
+        smem.prefix = kExclusive ? init : Spec::identity();
+      }
+    } else {
+      if (tid == 0) publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
+      if (warp == 0) {
+        const A prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+        if (tid == 0) {
+          if (tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
+          smem.prefix = prefix;
+        }
       }
     }
   }
   __syncthreads();
-  const bool has_tile_prefix = tile != 0 || kExclusive;
-  A running;
-  if (has_tile_prefix) running = has_thread_prefix ? spec.op(smem.prefix, thread_prefix) : smem.prefix;
-  else running = has_thread_prefix ? thread_prefix : Spec::identity();
+  // The value before this thread's first item; none only before element 0 of an inclusive
+  // scan or, segmented, before a thread whose first item is a head.
+  A running = Spec::identity();
+  bool has_running = true;
+  if (thread_prefix_head) running = thread_prefix;
+  else if (has_tile_prefix) running = has_thread_prefix ? spec.op(smem.prefix, thread_prefix) : smem.prefix;
+  else if (has_thread_prefix) running = thread_prefix;
+  else has_running = false;
 
-  // 4. This thread's outputs, through shared memory (blocked in, striped out).
-  const bool first_of_scan = !has_tile_prefix && !has_thread_prefix;  // element 0 of an inclusive scan
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int i = static_cast<int>(tid) * kItems + k;
+  // 4. This thread's outputs, through shared memory (blocked in, striped out). An output as
+  // wide as the input replaces it in place (each thread touches only its own slots); a wider
+  // one (32-bit sums widen to 64) overlaps other threads' inputs, so all inputs are read first.
+  auto output = [&](int k, A x) {
+    const bool head = ((head_mask >> k) & 1u) != 0;
     A value;
     if constexpr (kExclusive) {
-      value = running;
-      running = spec.op(running, item[k]);
+      value = head ? init : running;
+      running = head ? spec.op(init, x) : spec.op(running, x);
     } else {
-      running = (first_of_scan && k == 0) ? item[0] : spec.op(running, item[k]);
+      running = (head || (k == 0 && !has_running)) ? x : spec.op(running, x);
       value = running;
     }
-    smem.tile.out[padded(i)] = Spec::store(value);  // slots past n are written but never stored
+    smem.tile.out[padded(static_cast<int>(tid) * kItems + k)] = Spec::store(value);  // past n: never stored
+  };
+  if constexpr (sizeof(O) == sizeof(T)) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) output(k, item_at(k));
+  } else {
+    T raw_again[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) raw_again[k] = smem.tile.in[padded(static_cast<int>(tid) * kItems + k)];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = static_cast<int>(tid) * kItems + k;
+      output(k, (full || i < valid) ? Spec::load(raw_again[k]) : Spec::identity());
+    }
   }
   __syncthreads();
   if (full) {
@@ -194,7 +273,6 @@ __global__ void __launch_bounds__(kThreads)
       if (i < valid) out[base + i] = smem.tile.out[padded(i)];
     }
   }
-
 }
 
 }  // namespace foldkit::cuda

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace foldkit::cuda {
 
@@ -20,6 +21,20 @@ struct ScanTileSlots {
   static constexpr int kWords = (sizeof(A) + 3) / 4;
   unsigned long long aggregate[kWords];
   unsigned long long inclusive[kWords];
+};
+
+// The whole-array scan: no heads (a tag, so that its kernel carries no head code at all).
+struct NoHeads {};
+
+// The heads of a blocked or segmented scan (scan.hpp), where the scan restarts.
+//  blocked:   offsets == nullptr; element i is a head when i % block_length == 0.
+//  segmented: element offsets[s] is a head for every s < num_segments (device memory, sorted;
+//             an empty segment marks the same element as the next one, which is harmless).
+// Element 0 is always a head, whatever the offsets say, so tile 0 never looks back.
+struct SegmentHeads {
+  std::int64_t block_length;
+  const std::int64_t* offsets;
+  std::int64_t num_segments;
 };
 
 }  // namespace foldkit::cuda
