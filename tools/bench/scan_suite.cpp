@@ -38,6 +38,8 @@ struct ScanCase {
   bool exclusive;
   DType dtype;
   std::int64_t n;
+  std::int64_t block_length = 0;  // > 0: a blocked scan (foldkit only)
+  bool segmented = false;         // the table's random segments (foldkit only)
 };
 
 // The dtype foldkit writes for a sum of dtype (scan_result_t): 32-bit integers widen to 64 bits.
@@ -54,11 +56,27 @@ std::uint64_t write_bytes(const ScanCase& c) {
 // start from 0, as CUB's ExclusiveSum does.
 using ScanCall = std::function<void(const void* in, void* out)>;
 
-ScanCall make_foldkit_scan(const ScanCase& c, foldkit::cuda::Workspace ws, cudaStream_t s) {
+ScanCall make_foldkit_scan(const ScanCase& c, foldkit::cuda::Workspace ws, const std::int64_t* d_offsets,
+                           std::int64_t num_segments, cudaStream_t s) {
   return foldkit::visit_dtype(c.dtype, [&](auto tag) -> ScanCall {
     using T = decltype(tag);
     using R = foldkit::scan_result_t<ReduceOp::sum, T>;
     const std::int64_t n = c.n;
+    if (c.block_length > 0) {
+      if (c.exclusive) throw std::runtime_error("the table times inclusive blocked scans only");
+      const std::int64_t len = c.block_length;
+      return [=](const void* in, void* out) {
+        foldkit::cuda::inclusive_scan_blocked<ReduceOp::sum, T>(static_cast<const T*>(in), n, static_cast<R*>(out), len,
+                                                                ws, s);
+      };
+    }
+    if (c.segmented) {
+      if (c.exclusive) throw std::runtime_error("the table times inclusive segmented scans only");
+      return [=](const void* in, void* out) {
+        foldkit::cuda::inclusive_scan_segmented<ReduceOp::sum, T>(static_cast<const T*>(in), n, static_cast<R*>(out),
+                                                                  d_offsets, num_segments, ws, s);
+      };
+    }
     if (c.exclusive) {
       R zero;
       if constexpr (foldkit::is_16bit_float_v<R>) zero = R(0.0f);
@@ -103,6 +121,7 @@ class ScanTable {
  private:
   void allocate(const std::vector<ScanCase>& all);
   void run_group(DType dtype, std::int64_t n, std::initializer_list<bool> kinds);
+  void run_blocked_and_segmented_case(const ScanCase& c);
   std::vector<Row> run_case(const ScanCase& c);
   const CopyCeiling& ceiling(std::uint64_t copy_bytes);
   void show(const std::vector<Row>& rows);
@@ -115,6 +134,8 @@ class ScanTable {
   foldkit::cuda::Workspace ws_{};
   void* d_fk_out_ = nullptr;   // foldkit's output
   void* d_cub_out_ = nullptr;  // CUB's output, and the ceiling's copy destination
+  std::int64_t* d_offsets_ = nullptr;  // the segmented case's offsets (num_segments_ + 1)
+  std::int64_t num_segments_ = 0;
   std::map<std::uint64_t, CopyCeiling> ceilings_;  // by bytes copied
 };
 
@@ -123,6 +144,7 @@ ScanTable::~ScanTable() {
   if (ws_.ptr) cudaFree(ws_.ptr);
   if (d_fk_out_) cudaFree(d_fk_out_);
   if (d_cub_out_) cudaFree(d_cub_out_);
+  if (d_offsets_) cudaFree(d_offsets_);
 }
 
 // One foldkit workspace for every case (sized for the largest), two output buffers.
@@ -160,6 +182,23 @@ int ScanTable::run() {
       for (bool ex : {false, true}) all.push_back({ex, t, std::int64_t{1} << k});
   all.push_back({false, DType::f64, std::int64_t{1} << 26});
   all.push_back({false, DType::f16, std::int64_t{1} << 26});
+  // Issue #4's blocked bar: seed 004's experiment, 2^30 int32 (-> int64) in blocks of 256, 1024,
+  // 4096 (--quick: 2^28). Segmented bar: 2^20 segments of random lengths 0..512 (mean 256), f32.
+  const std::int64_t blocked_n = std::int64_t{1} << (opt_.quick ? 28 : 30);
+  const std::vector<std::int64_t> block_lengths = {256, 1024, 4096};
+  for (std::int64_t len : block_lengths) all.push_back({false, DType::i32, blocked_n, len});
+  {
+    std::vector<std::int64_t> offsets{0};
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;  // fixed: the same segments in every run
+    for (int seg = 0; seg < (1 << 20); ++seg) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      offsets.push_back(offsets.back() + static_cast<std::int64_t>(x % 513));
+    }
+    num_segments_ = static_cast<std::int64_t>(offsets.size()) - 1;
+    FKB_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_offsets_), offsets.size() * sizeof(std::int64_t)));
+    FKB_CHECK(cudaMemcpy(d_offsets_, offsets.data(), offsets.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    all.push_back({false, DType::f32, offsets.back(), 0, true});
+  }
   allocate(all);
 
   print_section("Inclusive and exclusive sum by size (f32; i32 -> i64)", style_);
@@ -171,6 +210,9 @@ int ScanTable::run() {
   print_section("Inclusive sum of f64 and f16 at 2^26", style_);
   run_group(DType::f64, std::int64_t{1} << 26, {false});
   run_group(DType::f16, std::int64_t{1} << 26, {false});
+  print_section("Blocked sums (i32 -> i64; seed 004) and a segmented sum (f32, 2^20 segments of 0..512)", style_);
+  for (std::size_t k = 0; k < block_lengths.size(); ++k) run_blocked_and_segmented_case(all[all.size() - 4 + k]);
+  run_blocked_and_segmented_case(all.back());
   if (!ceilings_.empty()) {
     std::printf("\n== Copy ceilings (bytes copied; the scan moves twice that) ==\n");
     for (const auto& [bytes, c] : ceilings_)
@@ -186,6 +228,15 @@ void ScanTable::run_group(DType dtype, std::int64_t n, std::initializer_list<boo
   ceiling((read_bytes(probe) + write_bytes(probe) + 1) / 2);  // may lay the pool out for itself: first
   sess_.pool().prepare(dtype, n, input_seed(dtype, n), sess_.stream());
   for (bool exclusive : kinds) show(run_case({exclusive, dtype, n}));
+}
+
+// A blocked or segmented case: foldkit beside the copy ceiling (CUB has neither). Blocked
+// outputs are checked on the device against a serial per-block sum; segmented ones are checked
+// by the test suite, not here.
+void ScanTable::run_blocked_and_segmented_case(const ScanCase& c) {
+  ceiling((read_bytes(c) + write_bytes(c) + 1) / 2);
+  sess_.pool().prepare(c.dtype, c.n, input_seed(c.dtype, c.n), sess_.stream());
+  show(run_case(c));
 }
 
 const CopyCeiling& ScanTable::ceiling(std::uint64_t copy_bytes) {
@@ -239,6 +290,8 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   Row base;
   base.mode = "gpu";
   base.op = c.exclusive ? "excl_sum" : "incl_sum";
+  if (c.block_length > 0) base.op = "blocked_incl_sum/" + std::to_string(c.block_length);
+  if (c.segmented) base.op = "segmented_incl_sum/" + std::to_string(num_segments_);
   base.dtype = foldkit::dtype_name(c.dtype);
   base.n = c.n;
   base.bytes = read_bytes(c) + write_bytes(c);
@@ -253,15 +306,20 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   ScanCall fk_call;
   std::unique_ptr<CubReduce> cub_call;
   try {
-    fk_call = make_foldkit_scan(c, ws_, s);
+    fk_call = make_foldkit_scan(c, ws_, d_offsets_, num_segments_, s);
   } catch (const std::exception& e) {
     fk.check = std::string("ERROR ") + e.what();
   }
-  try {
-    cub_call = make_cub_scan_sum(c.exclusive, c.dtype, c.n);
-    cub.config = cub_call->api();
-  } catch (const std::exception& e) {
-    cub.check = std::string("ERROR ") + e.what();
+  const bool whole = c.block_length == 0 && !c.segmented;
+  if (whole) {
+    try {
+      cub_call = make_cub_scan_sum(c.exclusive, c.dtype, c.n);
+      cub.config = cub_call->api();
+    } catch (const std::exception& e) {
+      cub.check = std::string("ERROR ") + e.what();
+    }
+  } else {
+    cub.check = "n/a";
   }
 
   // 2. Check, once per case, on copy 0: both outputs poisoned first (0xFF: NaN, or -1), then
@@ -306,8 +364,20 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
                     static_cast<unsigned long long>(cmp.first_mismatch), cmp.max_rel_err);
       fk.check = buf;
     }
+  } else if (fk_call && c.block_length > 0 && (c.dtype == DType::i32 || c.dtype == DType::f32)) {
+    auto* counters = static_cast<unsigned long long*>(d_cub_out_);  // free in blocked cases
+    const unsigned long long init[2] = {0, ~0ull};
+    FKB_CHECK(cudaMemcpyAsync(counters, init, sizeof init, cudaMemcpyHostToDevice, s));
+    const auto len = static_cast<std::size_t>(c.block_length);
+    if (c.dtype == DType::i32) launch_scan_check_wide(pool.copy(0), d_fk_out_, static_cast<std::size_t>(c.n), len, counters, s);
+    else launch_scan_check(false, pool.copy(0), d_fk_out_, static_cast<std::size_t>(c.n), len, counters, s);
+    unsigned long long res[2];
+    FKB_CHECK(cudaMemcpyAsync(res, counters, sizeof res, cudaMemcpyDeviceToHost, s));
+    FKB_CHECK(cudaStreamSynchronize(s));
+    fk.check = res[0] == 0 ? "ok" : "WRONG: " + std::to_string(res[0]) + " bad elements, the first at index " +
+                                         std::to_string(res[1]);
   } else if (fk_call) {
-    fk.check = "not checked (no CUB result)";
+    fk.check = c.segmented ? "not checked here (tests check segmented scans)" : "not checked (no CUB result)";
   }
 
   // 3. Time: ceiling (cached per byte count), CUB, foldkit, all over the same rotated inputs.
