@@ -277,9 +277,10 @@ LadderRow LadderBench::foldkit_row(bool same_buffer) {
   return r;
 }
 
-// foldkit's full-array inclusive sum (cuda/scan.hpp), like CUB's row: one scan across the whole
-// array, more work than a blocked scan over the same bytes read. int32 sums widen to int64, so
-// this row also writes twice the bytes of the others (noted; GB/s counts the table's bytes).
+// foldkit's blocked inclusive sum (cuda/scan.hpp: inclusive_scan_blocked), the production path
+// for what the seed's kernels compute: independent scans of fixed-length blocks, here 1024
+// elements (the rungs' own block lengths range from 256 to 1024). int32 sums widen to int64, so
+// this row writes twice the bytes of the others (noted; GB/s counts the table's bytes).
 LadderRow LadderBench::foldkit_scan_row(bool same_buffer) {
   LadderRow r;
   r.variant = "foldkit";
@@ -287,27 +288,28 @@ LadderRow LadderBench::foldkit_scan_row(bool same_buffer) {
   const std::int64_t n = n_;
   void* out = out_;
   const bool is_int = element_ == Element::i32;
-  r.shape = is_int ? "cuda::inclusive_scan<sum> i32->i64" : "cuda::inclusive_scan<sum>";
+  constexpr std::int64_t kBlock = 1024;
+  r.shape = is_int ? "cuda::inclusive_scan_blocked<sum>/1024 i32->i64" : "cuda::inclusive_scan_blocked<sum>/1024";
   std::function<void(const void*)> call;
   if (is_int)
     call = [=](const void* in) {
-      foldkit::cuda::inclusive_scan<foldkit::ReduceOp::sum, std::int32_t>(static_cast<const std::int32_t*>(in), n,
-                                                                           static_cast<std::int64_t*>(out), s);
+      foldkit::cuda::inclusive_scan_blocked<foldkit::ReduceOp::sum, std::int32_t>(
+          static_cast<const std::int32_t*>(in), n, static_cast<std::int64_t*>(out), kBlock, s);
     };
   else
     call = [=](const void* in) {
-      foldkit::cuda::inclusive_scan<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n,
-                                                                   static_cast<float*>(out), s);
+      foldkit::cuda::inclusive_scan_blocked<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n,
+                                                                           static_cast<float*>(out), kBlock, s);
     };
   try {
     FKB_CHECK(cudaMemsetAsync(out, 0xFF, static_cast<std::size_t>(n) * (is_int ? 8 : 4), s));
     call(sess_.pool().copy(0));
-    FKB_CHECK_LAUNCH("foldkit inclusive_scan");
-    r.check = check_scan_output(out, static_cast<std::size_t>(n), is_int);  // one tile: the whole array
+    FKB_CHECK_LAUNCH("foldkit inclusive_scan_blocked");
+    r.check = check_scan_output(out, static_cast<std::size_t>(kBlock), is_int);
     const Measured m = time(call, same_buffer);
     r.median_us = m.t.median_us;
     r.batch_us = m.t.batch_us;
-    r.note = std::string("full scan across the whole array") + (is_int ? "; writes int64 (1.5x the bytes)" : "");
+    r.note = std::string("blocks of 1024") + (is_int ? "; writes int64 (1.5x the bytes)" : "");
     if (!m.note.empty()) r.note += "; " + m.note;
   } catch (const std::exception& e) {
     r.check = std::string("ERROR ") + e.what();
