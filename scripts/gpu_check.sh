@@ -50,7 +50,7 @@ if has sanitize; then
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_memcheck.log" | tail -3
   stamp "compute-sanitizer racecheck"
   FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16}" \
+    "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16}" \
     > "$OUT/sanitize_racecheck.log" 2>&1 || status=1
   grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_racecheck.log" | tail -3
   # The seeds' ladder: memcheck over every variant and shape at small sizes; racecheck (about
