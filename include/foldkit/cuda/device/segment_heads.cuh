@@ -57,9 +57,15 @@ __device__ __forceinline__ void mark_offset_heads(const SegmentHeads& heads, std
     const std::int64_t s = s0 + tid;
     bool more = false;
     if (s < heads.num_segments) {
-      const std::int64_t pos = __ldg(heads.offsets + s) - base;
-      if (pos >= 0 && pos < valid) atomicOr(&storage.bits[pos >> 5], 1u << (pos & 31));
-      more = tid == kThreads - 1 && pos < kTile;  // sorted: later offsets may still fall in the tile
+      // Compared before subtracting: offsets that break the contract (INT64_MIN, say) must not
+      // overflow; they mark nothing.
+      const std::int64_t at = __ldg(heads.offsets + s);
+      const bool in_tile = at >= base && at - base < kTile;
+      if (in_tile && at - base < valid) {
+        const auto pos = static_cast<unsigned>(at - base);
+        atomicOr(&storage.bits[pos >> 5], 1u << (pos & 31));
+      }
+      more = tid == kThreads - 1 && (at < base || in_tile);  // sorted: later offsets may still fall in the tile
     }
     if (!__syncthreads_or(more)) break;
   }

@@ -33,7 +33,8 @@ struct ScanPolicy {
 // sums of 32-bit integers and of u64 still spill 8-24 bytes (uncapped they take 74 registers,
 // 3 blocks; to be settled by a sweep). Blocked and segmented scans hold the tile's loads in
 // registers while they mark its heads and carry (head, value) pairs through the block scan:
-// 48 registers (5 blocks). Every policy has the same tile, so the grid and workspace are shared.
+// 48 registers (5 blocks; the widening 32-bit integer sums/products still spill 4-16 bytes).
+// Every policy has the same tile, so the grid and workspace are shared.
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor =
     ScanPolicy<256, (kElementBytes >= 8 ? 8 : 16), (kSegmented ? 5 : kAccumBytes <= 4 ? 8 : 6), 16>;
