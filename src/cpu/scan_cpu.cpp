@@ -1,12 +1,14 @@
-// foldkit::cpu scans (foldkit/scan.hpp): argument checks, the chunked driver, and the explicit
-// instantiations. The per-chunk kernels and the algorithm are described in scan_chunk.hpp.
+// foldkit::cpu scans (foldkit/scan.hpp): argument checks, the round driver, and the explicit
+// instantiations. The per-chunk kernels, the algorithm and the tuning constants are in
+// scan_chunk.hpp.
 //
 // Deterministic: the chunks, the per-chunk kernels and the left-to-right fold of chunk
-// summaries are fixed; threads only decide who computes a chunk. The serial path (small inputs,
-// one thread, or called from inside a parallel region) computes exactly the same carries as the
-// parallel one, so every thread count gives the same bits.
+// summaries are fixed; threads only decide who computes a chunk, and the rounds only when. The
+// serial path (small inputs, one thread, or called from inside a parallel region) is the same
+// rounds run by a team of one, so every thread count gives the same bits.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -19,9 +21,6 @@
 namespace foldkit::cpu {
 namespace detail {
 namespace {
-
-// Below this much input one thread is faster than a fork/join and a second read of the input.
-constexpr std::int64_t kMinParallelScanBytes = std::int64_t{1} << 18;
 
 // ---- argument checks -------------------------------------------------------------------------
 
@@ -91,75 +90,139 @@ void check_io(const T* in, std::int64_t n, const scan_result_t<Op, T>* out) {
 
 // ---- the driver ------------------------------------------------------------------------------
 
+// One scan call: the chunk-level steps of scan_chunk.hpp and the rounds that schedule them.
 template <ReduceOp Op, class T, bool kInclusive, class Heads>
-struct ScanJob {
+class RoundScan {
+ public:
   using St = ScanTraits<Op, T>;
   using A = typename St::A;
-  const T* in;
-  std::int64_t n;
-  scan_result_t<Op, T>* out;
-  A seed;
-  Heads heads;
-  ChunkSummary<A>* summaries;  // pass 1 output
-  const A* carries;            // pass 2 input
+  using R = scan_result_t<Op, T>;
+  using Summary = ChunkSummary<A>;
+  static constexpr std::int64_t kPiece = St::kPieceChunks;  // chunks per thread per round
 
-  std::int64_t end_of(std::int64_t c) const { return c * kScanChunk + kScanChunk < n ? c * kScanChunk + kScanChunk : n; }
-  static void summarize(void* p, std::int64_t c) {
-    const auto& job = *static_cast<const ScanJob*>(p);
-    job.summaries[c] = summarize_chunk<Op, T>(job.in, c * kScanChunk, job.end_of(c), job.seed, job.heads);
+  RoundScan(const T* in, std::int64_t n, R* out, A seed, const Heads& heads)
+      : in_(in), n_(n), out_(out), seed_(seed), heads_(heads), chunks_((n + kScanChunk - 1) / kScanChunk),
+        stream_(use_streaming_stores(out, n)) {}
+
+  std::int64_t chunks() const { return chunks_; }
+
+  // Summary slots one round needs for a team of `team` threads (two rounds are kept: see run).
+  static std::size_t buffer_size(int team) { return 2 * static_cast<std::size_t>(team) * kPiece; }
+
+  // The rounds, as thread `tid` of a team of `team` sees them; every thread of the team calls this
+  // with the same team size, `buffer` (buffer_size(team) slots, shared) and a barrier for the
+  // team. Round r covers chunks [lo, hi), split into `team` consecutive pieces (kPiece chunks each
+  // but in the last round, which is split evenly).
+  //   1. summarize my piece into the round's slots;   barrier
+  //   2. fold all the round's summaries, from the carry into the round (every thread does the same
+  //      team x kPiece combines, ~100 for 16 threads: cheaper than a second barrier to hand the
+  //      carries out);
+  //   3. rescan my piece, still in my cache.
+  // A thread may run ahead into the next round's step 1 while others are in step 2: the rounds
+  // alternate between two halves of `buffer`, and a half is written again only after the next
+  // barrier, which no thread reaches before it has finished folding it.
+  template <class Barrier> void run(int tid, int team, Summary* buffer, Barrier&& barrier) const {
+    const std::int64_t per_round = team * kPiece;
+    A carry = seed_;  // into chunk lo; the same value in every thread
+    for (std::int64_t lo = 0, round = 0; lo < chunks_; lo += per_round, ++round) {
+      const std::int64_t hi = std::min(chunks_, lo + per_round);
+      const std::int64_t c0 = lo + (hi - lo) * tid / team, c1 = lo + (hi - lo) * (tid + 1) / team;
+      Summary* slots = buffer + (round % 2) * per_round;  // slot c - lo: chunk c
+      for (std::int64_t c = c0; c < c1; ++c) slots[c - lo] = summarize(c);
+      barrier();
+      A carries[kPiece];  // carries[c - c0]: into chunk c of my piece
+      carry = fold(slots, lo, hi, carry, c0, c1, carries);
+      rescan(c0, c1, slots + (c0 - lo), carries);
+    }
+    if (stream_) streaming_store_fence();
   }
-  static void rescan(void* p, std::int64_t c) {
-    const auto& job = *static_cast<const ScanJob*>(p);
-    scan_chunk<Op, T, kInclusive>(job.in, job.out, c * kScanChunk, job.end_of(c), job.carries[c], job.seed, job.heads);
+
+ private:
+  static bool use_streaming_stores(const R* out, std::int64_t n) {
+    return kHaveStreamingStores && n * static_cast<std::int64_t>(sizeof(R)) >= kStreamingStoreMinBytes &&
+           reinterpret_cast<std::uintptr_t>(out) % sizeof(R) == 0;
   }
+
+  std::int64_t begin_of(std::int64_t c) const { return c * kScanChunk; }
+  std::int64_t end_of(std::int64_t c) const { return std::min(n_, c * kScanChunk + kScanChunk); }
+
+  Summary summarize(std::int64_t c) const {
+    return summarize_chunk<Op, T>(in_, begin_of(c), end_of(c), seed_, heads_);
+  }
+
+  // carry[c + 1] = restarts(c) ? value(c) : carry[c] (+) value(c) over [lo, hi), from `carry`
+  // into lo; stores the carries into [c0, c1) and returns the carry out of hi - 1.
+  A fold(const Summary* slots, std::int64_t lo, std::int64_t hi, A carry, std::int64_t c0, std::int64_t c1,
+         A* carries) const {
+    const typename St::F f{};
+    for (std::int64_t c = lo; c < hi; ++c) {
+      if (c >= c0 && c < c1) carries[c - c0] = carry;
+      const Summary& s = slots[c - lo];
+      carry = s.restarts ? s.value : f(carry, s.value);
+    }
+    return carry;
+  }
+
+  // Chunks [c0, c1) from their carries: runs of St::kChains whole chunks without a head go
+  // through scan_whole_chunks (side by side, streamed when stream_), any other chunk alone.
+  void rescan(std::int64_t c0, std::int64_t c1, const Summary* summaries, const A* carries) const {
+    constexpr int K = St::kChains;
+    for (std::int64_t c = c0; c < c1;) {
+      // (One chain without streaming is what scan_chunk does, minus the line buffer.)
+      if ((K > 1 || stream_) && whole_and_head_free(c, c1, K, summaries + (c - c0))) {
+        A acc[K];
+        for (int k = 0; k < K; ++k) acc[k] = carries[c - c0 + k];
+        scan_whole_chunks<Op, T, kInclusive, K>(in_, out_, begin_of(c), acc, stream_);
+        c += K;
+      } else {
+        scan_chunk<Op, T, kInclusive>(in_, out_, begin_of(c), end_of(c), carries[c - c0], seed_, heads_);
+        ++c;
+      }
+    }
+  }
+
+  // Whether chunks [c, c + count) are all in [c, c1), kScanChunk long and free of heads.
+  bool whole_and_head_free(std::int64_t c, std::int64_t c1, int count, const Summary* s) const {
+    if (c + count > c1 || (c + count) * kScanChunk > n_) return false;
+    for (int k = 0; k < count; ++k)
+      if (s[k].restarts) return false;  // the chunk holds a head
+    return true;
+  }
+
+  const T* in_;
+  std::int64_t n_;
+  R* out_;
+  A seed_;
+  Heads heads_;
+  std::int64_t chunks_;
+  bool stream_;
 };
 
 template <ReduceOp Op, class T, bool kInclusive, class Heads>
 void run_scan(const T* in, std::int64_t n, scan_result_t<Op, T>* out, scan_accum_t<Op, T> seed, const Heads& heads) {
-  using Job = ScanJob<Op, T, kInclusive, Heads>;
-  using St = typename Job::St;
-  using A = typename St::A;
+  using Scan = RoundScan<Op, T, kInclusive, Heads>;
   if (n == 0) return;
-  const typename St::F f{};
-  const std::int64_t chunks = (n + kScanChunk - 1) / kScanChunk;
-  Job job{in, n, out, seed, heads, nullptr, nullptr};
-
-  const bool parallel = chunks >= 2 && n * static_cast<std::int64_t>(sizeof(T)) >= kMinParallelScanBytes &&
-                        omp_get_max_threads() > 1 && !omp_in_parallel();
-  if (!parallel) {
-    // One chunk at a time, each while it is in cache. Chunk 0 starts at a head, so the first
-    // carry is never used. The carry handed on equals the parallel path's fold: for exact ops
-    // any order gives it; for float ops a chunk with a head ends on the very fold pass 1 does,
-    // and a chunk without one adds its lane total (taken before pass 2 may overwrite in place).
-    A carry = seed;
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      const std::int64_t b = c * kScanChunk, e = job.end_of(c);
-      if (St::kExact || heads.last_head(b, e) >= 0) {
-        carry = scan_chunk<Op, T, kInclusive>(in, out, b, e, carry, seed, heads);
-      } else {
-        const A total = reduce_chunk<Op, T>(in + b, e - b, b);
-        scan_chunk<Op, T, kInclusive>(in, out, b, e, carry, seed, heads);
-        carry = f(carry, total);
-      }
-    }
+  const Scan scan(in, n, out, seed, heads);
+  if (scan.chunks() == 1) {  // chunk 0 starts at a head: no carry, no summary needed
+    scan_chunk<Op, T, kInclusive>(in, out, 0, n, seed, seed, heads);
     return;
   }
-
-  // Pass 1 for every chunk but the last (its summary would feed nothing), then the fold.
-  std::vector<ChunkSummary<A>> summaries(static_cast<std::size_t>(chunks - 1));
-  std::vector<A> carries(static_cast<std::size_t>(chunks));
-  job.summaries = summaries.data();
-  parallel_for_chunks(chunks - 1, &Job::summarize, &job);
-  A carry = seed;
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    carries[static_cast<std::size_t>(c)] = carry;
-    if (c + 1 < chunks) {
-      const ChunkSummary<A>& s = summaries[static_cast<std::size_t>(c)];
-      carry = s.restarts ? s.value : f(carry, s.value);
-    }
+  const int threads = static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), scan.chunks()));
+  const bool parallel = n * static_cast<std::int64_t>(sizeof(T)) >= kMinParallelScanBytes && threads > 1 &&
+                        !omp_in_parallel();
+  if (!parallel) {
+    std::vector<typename Scan::Summary> buffer(Scan::buffer_size(1));
+    scan.run(0, 1, buffer.data(), [] {});
+    return;
   }
-  job.carries = carries.data();
-  parallel_for_chunks(chunks, &Job::rescan, &job);
+  std::vector<typename Scan::Summary> buffer(Scan::buffer_size(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    // The team may be smaller than asked for (dynamic threads); every member sees its size.
+    scan.run(omp_get_thread_num(), omp_get_num_threads(), buffer.data(), [] {
+#pragma omp barrier
+    });
+  }
 }
 
 template <ReduceOp Op, class T> scan_accum_t<Op, T> identity_seed() { return ScanTraits<Op, T>::F::identity(); }

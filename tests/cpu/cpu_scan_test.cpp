@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -369,6 +370,100 @@ TYPED_TEST(CpuScanAll, DeterministicAcrossCallsAndThreads) {
   });
 }
 
+// ---- the rounds of the CPU scan ----------------------------------------------------------------
+// The CPU backend (src/cpu/scan_chunk.hpp) scans chunks of 2^14 elements in rounds: each thread
+// takes a piece of whole chunks (1 MiB of input and output together, at least 4 chunks), a round
+// is one piece per thread, the last round is split evenly, and outputs of 64 MiB or more are
+// written with streaming stores. The sizes below sit on those boundaries for the thread counts
+// they set; should the constants change they stay valid tests, only no longer on the edges.
+constexpr std::int64_t kCpuChunk = std::int64_t{1} << 14;
+template <ReduceOp Op, class T> constexpr std::int64_t cpu_piece_elements() {
+  const std::int64_t bytes = static_cast<std::int64_t>(sizeof(T) + sizeof(scan_result_t<Op, T>));
+  return std::max<std::int64_t>(4, (std::int64_t{1} << 20) / (kCpuChunk * bytes)) * kCpuChunk;
+}
+
+// omp_set_num_threads for a scope.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadCount() { omp_set_num_threads(saved_); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Exact results at and around the ends of the first piece, of one and two rounds, and with a
+// last round of one chunk and a bit, for 1, 2 and 3 threads; whole arrays (in place too), and
+// blocked and segmented forms whose heads fall in some chunks and not in others.
+TYPED_TEST(CpuScanAll, RoundAndPieceBoundaries) {
+  using T = typename TypeParam::T;
+  FOLDKIT_TRACE_SEED();
+  for (int threads : {1, 2, 3}) {
+    const ThreadCount scoped(threads);
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    for_each_scan_op([&](auto op) {
+      constexpr ReduceOp kOp = decltype(op)::value;
+      const std::int64_t piece = cpu_piece_elements<kOp, T>(), round = threads * piece;
+      std::vector<std::int64_t> sizes = {piece - 1, piece + 1, round - 1, round, round + 1, 2 * round + 1,
+                                         round + kCpuChunk + 7};
+      if (threads == 1) sizes = {piece - 1, piece, piece + 1, 2 * piece + 1, 3 * piece + kCpuChunk + 7};
+      for (std::int64_t n : capped(sizes)) {
+        const auto data = make_exact_scan_data<kOp, T>(n, this->rng_.uniform(0, 3), this->rng_);
+        const std::int64_t out_offset = this->rng_.uniform(0, 3);
+        check_exact<kOp, T>(data, Form{}, true, {}, out_offset);
+        check_exact<kOp, T>(data, Form{}, false, some_init<kOp, T>(this->rng_), out_offset);
+        check_exact<kOp, T>(data, Form::blocks(3 * kCpuChunk + 5), false, some_init<kOp, T>(this->rng_), out_offset,
+                            false);
+        check_exact<kOp, T>(data, Form::segments(make_segments(n, 4, this->rng_)), true, {}, out_offset, false);
+        if (this->HasFailure()) return;
+      }
+    });
+    if (this->HasFailure()) return;
+  }
+}
+
+// The same bits for every thread count on an array of several rounds for all of them (the
+// last round partial), for whole arrays (side-by-side chunks), long blocks and long segments
+// (chunks with and without heads mixed), real data for float sums and products.
+TYPED_TEST(CpuScanAll, SameBitsForAnyThreadCountAcrossRounds) {
+  using T = typename TypeParam::T;
+  FOLDKIT_TRACE_SEED();
+  const std::int64_t n = capped({5 * 8 * kCpuChunk + 12345}).front();
+  for_each_scan_op([&](auto op) {
+    constexpr ReduceOp kOp = decltype(op)::value;
+    using R = scan_result_t<kOp, T>;
+    const TestArray<T> data = [&] {
+      const std::int64_t offset = this->rng_.uniform(0, 3);
+      if constexpr (is_floating_v<T> && (kOp == ReduceOp::sum || kOp == ReduceOp::prod)) {
+        const bool prod = kOp == ReduceOp::prod;
+        return make_real_data<T>(n, offset, this->rng_.counter(), prod ? 0.99 : -1.0, prod ? 1.01 : 1.0);
+      } else {
+        return make_exact_scan_data<kOp, T>(n, offset, this->rng_);
+      }
+    }();
+    const Form forms[] = {Form{}, Form::blocks(3 * kCpuChunk + 5), Form::segments(make_segments(n, 4, this->rng_))};
+    const R init = some_init<kOp, T>(this->rng_);
+    for (const Form& form : forms) {
+      for (bool inclusive : {true, false}) {
+        SCOPED_TRACE(std::string(op_name(kOp)) + (inclusive ? " inclusive " : " exclusive ") + form.describe());
+        std::vector<R> one(static_cast<std::size_t>(n)), many(static_cast<std::size_t>(n));
+        {
+          const ThreadCount scoped(1);
+          call_scan<kOp, T>(form, inclusive, data.data(), n, one.data(), init);
+        }
+        for (int threads : {2, 3, 4, 5, 8}) {
+          const ThreadCount scoped(threads);
+          std::memset(many.data(), 0xA5, many.size() * sizeof(R));
+          call_scan<kOp, T>(form, inclusive, data.data(), n, many.data(), init);
+          ASSERT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(R)), 0) << threads << " threads";
+        }
+      }
+    }
+  });
+}
+
 // ================================ float dtypes ================================
 template <class C> class CpuScanFloat : public CpuScanAll<C> {};
 using FloatScanTypes = ::testing::Types<scan_f32, scan_f64, scan_f16, scan_bf16>;
@@ -512,6 +607,41 @@ TYPED_TEST(CpuScanInteger, WideningAndWrapAround) {
       check_exact<kOp, T>(data, Form::blocks(3), false, static_cast<expected_scan_t<kOp, T>>(L::max()), 2);
     });
   }
+}
+
+// ================================ large outputs ================================
+
+// Outputs of 64 MiB and more are written with streaming stores a line at a time (after a lead
+// up to a line boundary, which the output offsets vary): exact against the reference, in place,
+// and the same bits for 1, 2 and 3 threads. Three result widths: f32, i32 -> i64, f16.
+template <ReduceOp Op, class T> void check_streamed(Rng& rng) {
+  using R = expected_scan_t<Op, T>;
+  const std::int64_t n = capped({(std::int64_t{64} << 20) / static_cast<std::int64_t>(sizeof(R)) + 3}).front();
+  const auto data = make_exact_scan_data<Op, T>(n, rng.uniform(0, 3), rng);
+  for (std::int64_t out_offset : {0, 1, 3}) {
+    check_exact<Op, T>(data, Form{}, true, {}, out_offset, out_offset == 0);
+    check_exact<Op, T>(data, Form{}, false, some_init<Op, T>(rng), out_offset, false);
+  }
+  TestArray<R> one(n, 1, scan_poison<R>()), many(n, 1, scan_poison<R>());
+  {
+    const ThreadCount scoped(1);
+    cpu::inclusive_scan<Op, T>(data.data(), n, one.data());
+  }
+  for (int threads : {2, 3}) {
+    const ThreadCount scoped(threads);
+    cpu::inclusive_scan<Op, T>(data.data(), n, many.data());
+    ASSERT_EQ(std::memcmp(one.data(), many.data(), static_cast<std::size_t>(n) * sizeof(R)), 0)
+        << threads << " threads";
+  }
+}
+
+TEST(CpuScanLarge, StreamedOutput) {
+  Rng rng{test_seed()};
+  FOLDKIT_TRACE_SEED();
+  check_streamed<ReduceOp::sum, float>(rng);
+  check_streamed<ReduceOp::max, float>(rng);
+  check_streamed<ReduceOp::sum, std::int32_t>(rng);
+  check_streamed<ReduceOp::min, half>(rng);
 }
 
 // ================================ errors ================================
