@@ -2,8 +2,10 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|bench|scan|sweep|ladder|ladder-sweep]...
-# (all = build test sanitize bench scan ladder; the sweeps only when named)
+#   scripts/gpu_check.sh [all|build|test|sanitize|bench|scan|cpu|sass|sweep|ladder|ladder-sweep]...
+# (all = build test sanitize bench scan cpu sass ladder; the sweeps only when named)
+# Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, LADDER_ARGS, TEST_TIMEOUT (seconds per ctest test).
+# Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
 OUT=${OUT:-/tmp/foldkit-out}
 BUILD=${BUILD:-/tmp/foldkit-build}
@@ -24,7 +26,7 @@ stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has bench || has scan || has sweep || has ladder || has ladder-sweep; then
+if has build || has test || has sanitize || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16; } > "$OUT/build.log" 2>&1; then
@@ -35,7 +37,7 @@ fi
 
 if has test; then
   stamp ctest
-  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout 600 > "$OUT/ctest.log" 2>&1 || status=1
+  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout "${TEST_TIMEOUT:-180}" > "$OUT/ctest.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|Failed|SKIPPED|\*\*\*" "$OUT/ctest.log" | tail -25
 fi
 
@@ -45,11 +47,19 @@ if has sanitize; then
   # per access: a filtered suite that still covers both cross-block paths and every dtype.
   gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1)
   stamp "compute-sanitizer memcheck"
-  FOLDKIT_TEST_MAX_N=${SANITIZE_MAX_N:-400000} compute-sanitizer --tool memcheck --error-exitcode 9 \
+  FOLDKIT_TEST_MAX_N=${SANITIZE_MAX_N:-400000} timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$gpu_tests" > "$OUT/sanitize_memcheck.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_memcheck.log" | tail -3
+  # The whole-array scan is persistent: a block takes several tiles only past one full wave of
+  # tiles (~2.2M 4-byte elements on an H100), above the cap above. One memcheck pass over a few
+  # whole-array sweeps at sizes up to 2^22 + 1 covers that loop (and its edge tiles).
+  stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
+  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$gpu_tests" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64' \
+    > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
   stamp "compute-sanitizer racecheck"
-  FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} compute-sanitizer --tool racecheck --error-exitcode 9 \
+  FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16}" \
     > "$OUT/sanitize_racecheck.log" 2>&1 || status=1
   grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_racecheck.log" | tail -3
@@ -59,11 +69,11 @@ if has sanitize; then
   ladder_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_ladder_tests' -type f | head -1)
   if [ -n "$ladder_tests" ]; then
     stamp "compute-sanitizer memcheck (ladder)"
-    FOLDKIT_TEST_MAX_N=${LADDER_SANITIZE_MAX_N:-5000} compute-sanitizer --tool memcheck --error-exitcode 9 \
+    FOLDKIT_TEST_MAX_N=${LADDER_SANITIZE_MAX_N:-5000} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
       "$ladder_tests" > "$OUT/sanitize_ladder_memcheck.log" 2>&1 || status=1
     grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_ladder_memcheck.log" | tail -3
     stamp "compute-sanitizer racecheck (ladder)"
-    FOLDKIT_LADDER_SHAPES=sanitize compute-sanitizer --tool racecheck --error-exitcode 9 \
+    FOLDKIT_LADDER_SHAPES=sanitize timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
       "$ladder_tests" --gtest_filter='*ExactSums*:-*Serial*' > "$OUT/sanitize_ladder_racecheck.log" 2>&1 || status=1
     grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_ladder_racecheck.log" | tail -3
   fi
@@ -71,18 +81,38 @@ fi
 
 if has bench; then
   stamp bench
-  "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.txt" || status=1
+  timeout 400 "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.txt" || status=1
 fi
 
 if has scan; then
   stamp "scan (foldkit vs cub::DeviceScan vs copy)"
-  "$BUILD/tools/bench/foldkit-bench" scan --csv "$OUT/scan.csv" > "$OUT/scan.txt" 2>&1 || status=1
+  timeout 420 "$BUILD/tools/bench/foldkit-bench" scan ${SCAN_ARGS:-} --csv "$OUT/scan.csv" > "$OUT/scan.txt" 2>&1 || status=1
   tail -12 "$OUT/scan.txt"
+fi
+
+if has cpu; then
+  stamp "cpu (foldkit-bench --backend cpu: reductions and the scan on this host's cores)"
+  timeout 300 "$BUILD/tools/bench/foldkit-bench" --backend cpu --csv "$OUT/cpu.csv" > "$OUT/cpu.txt" 2>&1 || status=1
+  grep -E "^incl_sum|^sum f32 2\^26|^ +ceiling|worst|result checks" "$OUT/cpu.txt" | tail -14
+fi
+
+if has sass; then
+  # The whole-array scan's f32 inclusive sum: 16-byte global loads and stores, no local memory.
+  stamp "sass (scan_pipelined_kernel, f32 inclusive sum)"
+  obj=$(find "$BUILD/src" -name 'scan_f32.cu.o' | head -1)
+  if [ -n "$obj" ]; then
+    cuobjdump --dump-sass "$obj" > "$OUT/sass_scan_f32.txt" 2>&1 || status=1
+    awk '/Function : .*scan_pipelined_kernel.*Lb0ENS0_8ScanSpecIfffNS_2op3SumIf/{p=1} /Function : /{if(!/scan_pipelined_kernel.*Lb0ENS0_8ScanSpecIfffNS_2op3SumIf/)p=0} p' \
+      "$OUT/sass_scan_f32.txt" > "$OUT/sass_scan_f32_incl_sum.txt"
+    echo "LDG: $(grep -o 'LDG[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
+    echo "STG: $(grep -o 'STG[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
+    echo "local memory: $(grep -cE 'LDL|STL' "$OUT/sass_scan_f32_incl_sum.txt") instructions"
+  fi
 fi
 
 if has ladder; then
   stamp "ladder (the seeds' tables)"
-  "$BUILD/tools/bench/foldkit-bench" ladder ${LADDER_ARGS:-} --csv "$OUT/ladder.csv" > "$OUT/ladder.txt" 2>&1 || status=1
+  timeout 400 "$BUILD/tools/bench/foldkit-bench" ladder ${LADDER_ARGS:-} --csv "$OUT/ladder.csv" > "$OUT/ladder.txt" 2>&1 || status=1
   grep -E "^== |result checks" "$OUT/ladder.txt"
 fi
 

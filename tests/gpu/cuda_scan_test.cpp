@@ -782,6 +782,23 @@ TEST_F(CudaScanErrors, NullPointersWithElements) {
   })) << "null workspace";
 }
 
+// A pointer that is not aligned to its element type (only a reinterpret_cast makes one) is
+// refused before anything runs, for inputs and outputs, whole-array and blocked.
+TEST_F(CudaScanErrors, PointerNotAlignedToItsElementType) {
+  const DeviceBuffer in(64 * sizeof(float)), out(64 * sizeof(std::int64_t));
+  const auto* odd_in = reinterpret_cast<const float*>(in.as<char>() + 2);
+  auto* odd_out = reinterpret_cast<float*>(out.as<char>() + 1);
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cuda::inclusive_scan<ReduceOp::sum>(odd_in, 16, out.as<float>()); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cuda::inclusive_scan<ReduceOp::sum>(in.as<float>(), 16, odd_out); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cuda::exclusive_scan<ReduceOp::sum>(reinterpret_cast<const std::int32_t*>(in.as<char>() + 1), 8,
+                                        out.as<std::int64_t>(), std::int64_t{0});
+  }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cuda::inclusive_scan_blocked<ReduceOp::max>(odd_in, 16, out.as<float>(), 4);
+  }));
+}
+
 TEST_F(CudaScanErrors, NegativeLength) {
   const auto in = to_device(make_exact_sum_data<float>(16, 0, CounterRng{2}));
   const DeviceBuffer out(16 * sizeof(float));

@@ -19,7 +19,7 @@ const char* kUsage =
     "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
-    "       foldkit-bench scan [--quick] [--csv FILE]\n"
+    "       foldkit-bench scan [--sweep] [--quick] [--csv FILE]\n"
     "\n"
     "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
     "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
@@ -40,6 +40,7 @@ const char* kUsage =
     "  scan             foldkit's inclusive and exclusive sums vs cub::DeviceScan vs a copy ceiling: f32 and\n"
     "                   i32 (-> i64) at n = 2^10..2^28, f64 and f16 inclusive at 2^26; GB/s count bytes read +\n"
     "                   written, the ceiling copies the same bytes; every case checked against CUB. GPU only\n"
+    "  scan --sweep     also time alternative policies of the whole-array scan (f32, i32; 2^24..2^28)\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
       opt.scan = true;
     } else if (a == "--sweep" && opt.ladder) {
       opt.ladder_sweep = true;
+    } else if (a == "--sweep" && opt.scan) {
+      opt.scan_sweep = true;
     } else if (a == "--seed" && opt.ladder) {
       const char* v = value();
       if (!v) return usage_error("--seed needs a list such as 000,004", nullptr);

@@ -13,6 +13,7 @@ struct Options {
   bool ladder = false;        // `foldkit-bench ladder`: the seeds' kernel ladders, rung by rung
   bool scan = false;          // `foldkit-bench scan`: foldkit's prefix sums vs cub::DeviceScan vs a copy ceiling
   bool ladder_sweep = false;  // `ladder --sweep`: every rung's sweep shapes at the DRAM size
+  bool scan_sweep = false;    // `scan --sweep`: the whole-array scan's alternative policies
   std::vector<std::string> ladder_seeds;  // `ladder --seed 000,004`; empty: every seed
   bool quick = false;         // fewer repetitions (still >= 20 per-call samples, >= 100 batch calls)
   bool gate = true;           // hold the stream while a timed call is submitted (see timing.hpp)

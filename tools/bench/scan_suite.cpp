@@ -26,6 +26,7 @@
 #include "gpu_common.hpp"
 #include "ladder_kernels.hpp"  // launch_copy: the copy kernel of the scans' ceiling
 #include "scan_suite.hpp"
+#include "scan_variants.hpp"
 #include "suites.hpp"
 
 namespace fkbench {
@@ -122,6 +123,7 @@ class ScanTable {
   void allocate(const std::vector<ScanCase>& all);
   void run_group(DType dtype, std::int64_t n, std::initializer_list<bool> kinds);
   void run_blocked_and_segmented_case(const ScanCase& c);
+  void run_policy_sweep(DType dtype, std::int64_t n);
   std::vector<Row> run_case(const ScanCase& c);
   const CopyCeiling& ceiling(std::uint64_t copy_bytes);
   void show(const std::vector<Row>& rows);
@@ -136,6 +138,7 @@ class ScanTable {
   void* d_cub_out_ = nullptr;  // CUB's output, and the ceiling's copy destination
   std::int64_t* d_offsets_ = nullptr;  // the segmented case's offsets (num_segments_ + 1)
   std::int64_t num_segments_ = 0;
+  void* d_sweep_ws_ = nullptr;  // the policy sweep's workspace (its smallest tiles need more slots)
   std::map<std::uint64_t, CopyCeiling> ceilings_;  // by bytes copied
 };
 
@@ -145,6 +148,7 @@ ScanTable::~ScanTable() {
   if (d_fk_out_) cudaFree(d_fk_out_);
   if (d_cub_out_) cudaFree(d_cub_out_);
   if (d_offsets_) cudaFree(d_offsets_);
+  if (d_sweep_ws_) cudaFree(d_sweep_ws_);
 }
 
 // One foldkit workspace for every case (sized for the largest), two output buffers.
@@ -213,6 +217,11 @@ int ScanTable::run() {
   print_section("Blocked sums (i32 -> i64; seed 004) and a segmented sum (f32, 2^20 segments of 0..512)", style_);
   for (std::size_t k = 0; k < block_lengths.size(); ++k) run_blocked_and_segmented_case(all[all.size() - 4 + k]);
   run_blocked_and_segmented_case(all.back());
+  if (opt_.scan_sweep) {
+    print_section("Policy sweep of the whole-array scan (inclusive sums; every variant checked against CUB)", style_);
+    for (DType t : {DType::f32, DType::i32})
+      for (int k : {24, 26, 28}) run_policy_sweep(t, std::int64_t{1} << k);
+  }
   if (!ceilings_.empty()) {
     std::printf("\n== Copy ceilings (bytes copied; the scan moves twice that) ==\n");
     for (const auto& [bytes, c] : ceilings_)
@@ -237,6 +246,79 @@ void ScanTable::run_blocked_and_segmented_case(const ScanCase& c) {
   ceiling((read_bytes(c) + write_bytes(c) + 1) / 2);
   sess_.pool().prepare(c.dtype, c.n, input_seed(c.dtype, c.n), sess_.stream());
   show(run_case(c));
+}
+
+// Every variant of scan_variants(dtype) at n: checked once against CUB's output, then timed
+// like the table's rows, beside CUB and the copy ceiling.
+void ScanTable::run_policy_sweep(DType dtype, std::int64_t n) {
+  const std::vector<ScanVariant> variants = scan_variants(dtype);
+  if (variants.empty()) return;
+  cudaStream_t s = sess_.stream();
+  const ScanCase c{false, dtype, n};
+  const CopyCeiling& cr = ceiling((read_bytes(c) + write_bytes(c) + 1) / 2);
+  sess_.pool().prepare(dtype, n, input_seed(dtype, n), s);
+  InputPool& pool = sess_.pool();
+  if (d_sweep_ws_ == nullptr) {
+    const std::size_t bytes = scan_variant_workspace_bytes(dtype, std::int64_t{1} << 28);
+    FKB_CHECK(cudaMalloc(&d_sweep_ws_, bytes));
+    FKB_CHECK(cudaMemsetAsync(d_sweep_ws_, 0, bytes, s));
+  }
+  const DType out_dtype = result_dtype(dtype);
+  const std::size_t out_bytes = static_cast<std::size_t>(write_bytes(c));
+  std::unique_ptr<CubReduce> cub_call = make_cub_scan_sum(false, dtype, n);
+  FKB_CHECK(cudaMemsetAsync(d_cub_out_, 0xFF, out_bytes, s));
+  cub_call->run(pool.copy(0), d_cub_out_, s);
+  FKB_CHECK_LAUNCH("CUB scan");
+  Row cub;
+  cub.mode = "gpu";
+  cub.impl = "cub";
+  cub.op = "incl_sum";
+  cub.dtype = foldkit::dtype_name(dtype);
+  cub.n = n;
+  cub.bytes = read_bytes(c) + write_bytes(c);
+  cub.config = cub_call->api();
+  sess_.time_into(cub, [&](const void* in) { cub_call->run(in, d_cub_out_, s); });
+  // Restore CUB's output of copy 0 (the timing wrote other copies' scans over it).
+  cub_call->run(pool.copy(0), d_cub_out_, s);
+  std::vector<Row> rows;
+  for (const ScanVariant& v : variants) {
+    Row r = cub;
+    r.impl = "variant";
+    r.config = v.name;
+    r.cub_median_us = cub.median_us;
+    r.cub_batch_us = cub.batch_us;
+    try {
+      FKB_CHECK(cudaMemsetAsync(d_fk_out_, 0xFF, out_bytes, s));
+      v.run(pool.copy(0), d_fk_out_, n, d_sweep_ws_, s);
+      FKB_CHECK_LAUNCH(v.name.c_str());
+      const ScanComparison cmp = compare_scan_outputs(out_dtype, d_fk_out_, d_cub_out_, static_cast<std::size_t>(n),
+                                                      check_tolerance(out_dtype), s);
+      r.check = cmp.mismatches == 0 ? "ok" : "MISMATCH " + std::to_string(cmp.mismatches) + " outputs differ from CUB's";
+      sess_.time_into(r, [&](const void* in) { v.run(in, d_fk_out_, n, d_sweep_ws_, s); });
+    } catch (const std::exception& e) {
+      r.check = std::string("ERROR ") + e.what();
+    }
+    rows.push_back(r);
+  }
+  Row ceil = cub;
+  ceil.impl = "ceiling";
+  ceil.op = "copy";
+  ceil.config = cr.config;
+  ceil.median_us = cr.median_us;
+  ceil.batch_us = cr.batch_us;
+  for (Row& r : rows) {
+    r.ceil_median_us = cr.median_us;
+    r.ceil_batch_us = cr.batch_us;
+  }
+  cub.ceil_median_us = cr.median_us;
+  cub.ceil_batch_us = cr.batch_us;
+  rows.push_back(cub);
+  rows.push_back(ceil);
+  print_case(rows, style_);
+  for (const Row& r : rows) {
+    csv_.write(r);
+    if (check_failed(r)) summary_.add_check(r);
+  }
 }
 
 const CopyCeiling& ScanTable::ceiling(std::uint64_t copy_bytes) {

@@ -40,6 +40,9 @@ struct ScanSpec {
   using output_type = O;
   Op op{};
   __device__ __forceinline__ static A identity() { return Op::identity(); }
+  // The identity as an input element (every op's identity is representable in T: -0, 1, +-inf or
+  // an integer extreme), so that load(identity_input()) == identity().
+  __device__ __forceinline__ static T identity_input() { return static_cast<T>(Op::identity()); }
   __device__ __forceinline__ static A load(T v) { return static_cast<A>(v); }
   __device__ __forceinline__ static O store(A v) { return static_cast<O>(v); }
 };

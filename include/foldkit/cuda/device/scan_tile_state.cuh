@@ -35,14 +35,20 @@ __device__ __forceinline__ void publish_scan_slot(unsigned long long* slot, cons
   }
 }
 
-// Reads a slot once; true (and the value) when every word carries `flag`.
+// Issues the loads of one slot's words (relaxed, so a later poll sees newer stores).
 template <class A>
-__device__ __forceinline__ bool read_scan_slot(const unsigned long long* slot, unsigned flag, A& value) {
-  constexpr int kWords = ScanTileSlots<A>::kWords;
-  unsigned long long w[kWords];
+__device__ __forceinline__ void load_scan_slot(const unsigned long long* slot,
+                                               unsigned long long (&w)[ScanTileSlots<A>::kWords]) {
 #pragma unroll
-  for (int k = 0; k < kWords; ++k)
+  for (int k = 0; k < ScanTileSlots<A>::kWords; ++k)
     asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slot + k) : "memory");
+}
+
+// True (and the value) when every loaded word carries `flag`.
+template <class A>
+__device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[ScanTileSlots<A>::kWords],
+                                                 unsigned flag, A& value) {
+  constexpr int kWords = ScanTileSlots<A>::kWords;
   bool complete = true;
   unsigned words[kWords];
 #pragma unroll
@@ -56,18 +62,21 @@ __device__ __forceinline__ bool read_scan_slot(const unsigned long long* slot, u
 
 // The exclusive prefix of tile `tile` (>= 1), by warp 0 (every lane calls it; all lanes
 // return the same value). The warp examines a window of 32 predecessors at a time, lane l the
-// l-th newest. A window is re-read until either some lane sees an inclusive prefix and every
+// l-th newest; each lane loads both slots of its predecessor at once, so one poll costs one L2
+// round trip. A window is re-read until either some lane sees an inclusive prefix and every
 // newer lane sees at least an aggregate (done), or every lane sees an aggregate (then the
 // window's aggregates are kept in `store` and the warp moves 32 tiles further back, up to
 // kWindows windows; past that it waits in the last window for an inclusive prefix to appear).
+// kSleepNs > 0 backs off between unsuccessful polls (fewer L2 requests from waiting warps).
 // The prefix is then folded LEFT TO RIGHT: from that inclusive prefix through every newer
 // aggregate, oldest first. Whichever predecessor the look-back stopped at, that is the left
 // fold of all tile aggregates before `tile`, so it is the same bits on every call. Tiles take
-// their index from a ticket when they start, so every predecessor is running or done: the wait
-// ends on any GPU.
-template <int kWindows, class A, class Op>
+// their index from a ticket, so every predecessor is held by a block that is running or done:
+// the wait ends on any GPU.
+template <int kWindows, int kSleepNs = 0, class A, class Op>
 __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
                                        A (*store)[32]) {
+  constexpr int kWords = ScanTileSlots<A>::kWords;
   const unsigned lane = threadIdx.x & 31u;
   long long newest = static_cast<long long>(tile) - 1;  // the window's lane-0 predecessor
   int windows = 0;                                      // full windows kept in `store`
@@ -77,8 +86,14 @@ __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned t
     const long long pred = newest - static_cast<long long>(lane);
     bool has_inclusive = false, has_any = false;
     if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
-      has_inclusive = read_scan_slot(slots[pred].inclusive, flag, value);
-      has_any = has_inclusive || read_scan_slot(slots[pred].aggregate, flag, value);
+      unsigned long long wi[kWords], wa[kWords];
+      load_scan_slot<A>(slots[pred].inclusive, wi);
+      load_scan_slot<A>(slots[pred].aggregate, wa);
+      A aggregate{};
+      has_inclusive = decode_scan_slot<A>(wi, flag, value);
+      const bool has_aggregate = decode_scan_slot<A>(wa, flag, aggregate);
+      if (!has_inclusive) value = aggregate;
+      has_any = has_inclusive || has_aggregate;
     }
     const unsigned inclusive_mask = __ballot_sync(0xffffffffu, has_inclusive);
     const unsigned any_mask = __ballot_sync(0xffffffffu, has_any);
@@ -90,11 +105,18 @@ __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned t
       store[windows][lane] = value;  // a whole window of aggregates: keep it, look further back
       ++windows;
       newest -= 32;
+      continue;
     }
+    if constexpr (kSleepNs > 0) __nanosleep(kSleepNs);
   }
-  // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first.
+  // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first. The
+  // shuffles do not depend on each other (only the combines do), so they issue back to back.
   A running = __shfl_sync(0xffffffffu, value, s);
-  for (int l = static_cast<int>(s) - 1; l >= 0; --l) running = op(running, __shfl_sync(0xffffffffu, value, l));
+#pragma unroll
+  for (int l = 30; l >= 0; --l) {
+    const A v = __shfl_sync(0xffffffffu, value, l);
+    if (l < static_cast<int>(s)) running = op(running, v);
+  }
   __syncwarp();  // `store` was written by other lanes
   for (int w = windows - 1; w >= 0; --w)
     for (int l = 31; l >= 0; --l) running = op(running, store[w][l]);

@@ -39,6 +39,30 @@ template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor =
     ScanPolicy<256, (kElementBytes >= 8 ? 8 : 16), (kSegmented ? 5 : kAccumBytes <= 4 ? 8 : 6), 16>;
 
+// The whole-array scan (device/scan_pipelined_kernel.cuh): persistent blocks, each thread holding
+// kRows 16-byte vectors of the tile it scans and kRows of the next tile, whose loads are in flight.
+// kMinBlocksPerSM caps registers so that the blocks fit; kSleepNs backs the look-back off between
+// unsuccessful polls (0: none).
+template <int kThreadsV, int kRowsV, int kMinBlocksPerSMV, int kLookbackWindowsV, int kSleepNsV>
+struct PipelinedScanPolicy {
+  static constexpr int kThreads = kThreadsV;
+  static constexpr int kRows = kRowsV;
+  static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
+  static constexpr int kLookbackWindows = kLookbackWindowsV;
+  static constexpr int kSleepNs = kSleepNsV;
+  // Elements per tile for elements of kElementBytes (16-byte vectors).
+  static constexpr int tile_elements(std::size_t element_bytes) {
+    return kThreads * kRows * static_cast<int>(16 / element_bytes);
+  }
+};
+
+// The library's policy for elements of kElementBytes and accumulators of kAccumBytes: 16 KiB
+// tiles of 4- and 8-byte elements (4 vectors per thread), 8 KiB of 2-byte ones (2 vectors), the
+// same tiles as scan_tile_elements() (the workspace is sized by those).
+template <std::size_t kElementBytes, std::size_t kAccumBytes>
+using PipelinedScanPolicyFor =
+    PipelinedScanPolicy<256, (kElementBytes == 2 ? 2 : 4), (kAccumBytes <= 4 ? 4 : 3), 16, 0>;
+
 // Elements per tile (host code sizes the grid and the workspace with it).
 constexpr int scan_tile_elements(std::size_t element_bytes) { return 256 * (element_bytes >= 8 ? 8 : 16); }
 
