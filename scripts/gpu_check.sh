@@ -2,9 +2,11 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|bench|scan|cpu|sass|sweep|ladder|ladder-sweep]...
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps only when named)
-# Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, LADDER_ARGS, TEST_TIMEOUT (seconds per ctest test).
+# (sanitize-scan: only the whole-array scan's memcheck past one wave and a scan racecheck.)
+# Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
+#      TEST_TIMEOUT (seconds per ctest test).
 # Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
 OUT=${OUT:-/tmp/foldkit-out}
@@ -26,7 +28,7 @@ stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16; } > "$OUT/build.log" 2>&1; then
@@ -37,7 +39,7 @@ fi
 
 if has test; then
   stamp ctest
-  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout "${TEST_TIMEOUT:-180}" > "$OUT/ctest.log" 2>&1 || status=1
+  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout "${TEST_TIMEOUT:-180}" ${CTEST_ARGS:-} > "$OUT/ctest.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|Failed|SKIPPED|\*\*\*" "$OUT/ctest.log" | tail -25
 fi
 
@@ -77,6 +79,20 @@ if has sanitize; then
       "$ladder_tests" --gtest_filter='*ExactSums*:-*Serial*' > "$OUT/sanitize_ladder_racecheck.log" 2>&1 || status=1
     grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_ladder_racecheck.log" | tail -3
   fi
+fi
+
+if has sanitize-scan && ! has sanitize; then
+  gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1)
+  stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
+  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$gpu_tests" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64' \
+    > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
+  stamp "compute-sanitizer racecheck (whole-array scans)"
+  FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$gpu_tests" --gtest_filter='CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*' \
+    > "$OUT/sanitize_scan_racecheck.log" 2>&1 || status=1
+  grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_racecheck.log" | tail -3
 fi
 
 if has bench; then

@@ -20,7 +20,7 @@ using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit
 template <class T, int kThreads, int kRows, int kMinBlocks, int kSleepNs, int kPerSm>
 void run_pipelined(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
-  using Policy = fc::tuning::PipelinedScanPolicy<kThreads, kRows, kMinBlocks, 16, kSleepNs>;
+  using Policy = fc::tuning::PipelinedScanPolicy<kThreads, kRows, kMinBlocks, 24, kSleepNs>;
   const int fit = fc::detail::pipelined_blocks_per_sm<Policy, false, Spec>();
   fc::detail::launch_pipelined_scan<Policy, false, Spec>(
       static_cast<const T*>(in), n, static_cast<typename Spec::output_type*>(out), typename Spec::accum_type{}, ws, s,
@@ -51,25 +51,23 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
   if (dtype == foldkit::DType::f32) {
     using T = float;
     return {
-        {"pipelined 256 thr x 4 rows, all that fit (library)", &run_pipelined<T, 256, 4, 4, 0, 0>},
+        {"pipelined 256 thr x 4 rows (16 KiB tiles), all that fit (library)", &run_pipelined<T, 256, 4, 4, 0, 0>},
         {"pipelined 256 x 4, 3/SM", &run_pipelined<T, 256, 4, 4, 0, 3>},
         {"pipelined 256 x 4, 2/SM", &run_pipelined<T, 256, 4, 4, 0, 2>},
         {"pipelined 256 x 4, look-back sleep 64 ns", &run_pipelined<T, 256, 4, 4, 64, 0>},
         {"pipelined 256 x 2 rows (8 KiB tiles), <= 5/SM", &run_pipelined<T, 256, 2, 5, 0, 0>},
         {"pipelined 512 x 4 (32 KiB tiles), <= 2/SM", &run_pipelined<T, 512, 4, 2, 0, 0>},
-        {"pipelined 128 x 8 rows, <= 4/SM", &run_pipelined<T, 128, 8, 4, 0, 0>},
-        {"pipelined 256 x 8 rows (32 KiB tiles), <= 2/SM", &run_pipelined<T, 256, 8, 2, 0, 0>},
+        {"pipelined 128 x 8 rows (16 KiB tiles), <= 4/SM", &run_pipelined<T, 128, 8, 4, 0, 0>},
         {"previous kernel (one tile per block)", &run_previous<T>},
     };
   }
   if (dtype == foldkit::DType::i32) {
     using T = std::int32_t;
     return {
-        {"pipelined 256 thr x 4 rows, all that fit (library)", &run_pipelined<T, 256, 4, 3, 0, 0>},
+        {"pipelined 256 thr x 4 rows (16 KiB tiles), all that fit (library)", &run_pipelined<T, 256, 4, 3, 0, 0>},
         {"pipelined 256 x 4, 2/SM", &run_pipelined<T, 256, 4, 3, 0, 2>},
-        {"pipelined 256 x 4, look-back sleep 64 ns", &run_pipelined<T, 256, 4, 3, 64, 0>},
         {"pipelined 256 x 2 rows (8 KiB tiles), <= 4/SM", &run_pipelined<T, 256, 2, 4, 0, 0>},
-        {"pipelined 128 x 4 rows, <= 6/SM", &run_pipelined<T, 128, 4, 6, 0, 0>},
+        {"pipelined 128 x 8 rows, <= 4/SM", &run_pipelined<T, 128, 8, 4, 0, 0>},
         {"previous kernel (one tile per block)", &run_previous<T>},
     };
   }

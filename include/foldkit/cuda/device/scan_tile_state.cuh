@@ -73,9 +73,14 @@ __device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[S
 // fold of all tile aggregates before `tile`, so it is the same bits on every call. Tiles take
 // their index from a ticket, so every predecessor is held by a block that is running or done:
 // the wait ends on any GPU.
+//
+// Anchor: a block that scanned an earlier tile `anchor` (< tile) knows that tile's inclusive
+// prefix (`anchor_value`) without reading it, so the walk never needs to go past it and never
+// waits for another block's inclusive prefix, only for aggregates (which no block delays behind
+// a look-back of its own). anchor = -1: none.
 template <int kWindows, int kSleepNs = 0, class A, class Op>
 __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
-                                       A (*store)[32]) {
+                                       A (*store)[32], long long anchor = -1, A anchor_value = A{}) {
   constexpr int kWords = ScanTileSlots<A>::kWords;
   const unsigned lane = threadIdx.x & 31u;
   long long newest = static_cast<long long>(tile) - 1;  // the window's lane-0 predecessor
@@ -85,7 +90,11 @@ __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned t
   while (true) {
     const long long pred = newest - static_cast<long long>(lane);
     bool has_inclusive = false, has_any = false;
-    if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
+    if (anchor >= 0 && pred <= anchor) {  // the anchor (older lanes never matter past it)
+      has_inclusive = pred == anchor;
+      has_any = true;
+      if (has_inclusive) value = anchor_value;
+    } else if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
       unsigned long long wi[kWords], wa[kWords];
       load_scan_slot<A>(slots[pred].inclusive, wi);
       load_scan_slot<A>(slots[pred].aggregate, wa);

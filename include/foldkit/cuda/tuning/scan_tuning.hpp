@@ -56,12 +56,16 @@ struct PipelinedScanPolicy {
   }
 };
 
+// Whole-array scans use the pipelined kernel (true) or the one-tile-per-block scan_kernel.
+inline constexpr bool kPipelinedWholeArrayScan = true;
+
 // The library's policy for elements of kElementBytes and accumulators of kAccumBytes: 16 KiB
-// tiles of 4- and 8-byte elements (4 vectors per thread), 8 KiB of 2-byte ones (2 vectors), the
-// same tiles as scan_tile_elements() (the workspace is sized by those).
+// tiles (4 vectors per thread), at least scan_tile_elements() elements (the workspace is sized
+// by those). Three 16 KiB stages per block: 4 blocks per SM fit in shared memory. The look-back
+// keeps up to 24 windows (768 tiles): a block's consecutive tiles are about one grid apart (<=
+// 528 on an H100), so it reaches its anchor without waiting for an inclusive prefix.
 template <std::size_t kElementBytes, std::size_t kAccumBytes>
-using PipelinedScanPolicyFor =
-    PipelinedScanPolicy<256, (kElementBytes == 2 ? 2 : 4), (kAccumBytes <= 4 ? 4 : 3), 16, 0>;
+using PipelinedScanPolicyFor = PipelinedScanPolicy<256, 4, (kAccumBytes <= 4 ? 4 : 3), 24, 0>;
 
 // Elements per tile (host code sizes the grid and the workspace with it).
 constexpr int scan_tile_elements(std::size_t element_bytes) { return 256 * (element_bytes >= 8 ? 8 : 16); }
