@@ -262,8 +262,8 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     if (warp == 0) {
       A prefix = kExclusive ? args.init : Spec::identity();
       if (cur != 0) {
-        prefix = look_back<Policy::kLookbackWindows, Policy::kSleepNs>(args.slots, cur, flag, spec.op, smem.lookback,
-                                                                       anchor, anchor_value);
+        prefix = look_back<Policy::kLookbackWindows, Policy::kSleepNs, Policy::kLookbackBatch>(
+            args.slots, cur, flag, spec.op, smem.lookback, anchor, anchor_value);
       }
       if (tid == 0) {
         const A inclusive = spec.op(prefix, aggregate_cur);

@@ -78,45 +78,68 @@ __device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[S
 // prefix (`anchor_value`) without reading it, so the walk never needs to go past it and never
 // waits for another block's inclusive prefix, only for aggregates (which no block delays behind
 // a look-back of its own). anchor = -1: none.
-template <int kWindows, int kSleepNs = 0, class A, class Op>
+// kBatch > 1 polls that many windows per round trip (each lane loads kBatch predecessors, 32
+// apart), for walks that are expected to be long (an anchor a grid of tiles back).
+template <int kWindows, int kSleepNs = 0, int kBatch = 1, class A, class Op>
 __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
                                        A (*store)[32], long long anchor = -1, A anchor_value = A{}) {
   constexpr int kWords = ScanTileSlots<A>::kWords;
   const unsigned lane = threadIdx.x & 31u;
-  long long newest = static_cast<long long>(tile) - 1;  // the window's lane-0 predecessor
+  long long newest = static_cast<long long>(tile) - 1;  // the current window's lane-0 predecessor
   int windows = 0;                                      // full windows kept in `store`
   A value{};
   unsigned s = 0;
   while (true) {
-    const long long pred = newest - static_cast<long long>(lane);
-    bool has_inclusive = false, has_any = false;
-    if (anchor >= 0 && pred <= anchor) {  // the anchor (older lanes never matter past it)
-      has_inclusive = pred == anchor;
-      has_any = true;
-      if (has_inclusive) value = anchor_value;
-    } else if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
-      unsigned long long wi[kWords], wa[kWords];
-      load_scan_slot<A>(slots[pred].inclusive, wi);
-      load_scan_slot<A>(slots[pred].aggregate, wa);
-      A aggregate{};
-      has_inclusive = decode_scan_slot<A>(wi, flag, value);
-      const bool has_aggregate = decode_scan_slot<A>(wa, flag, aggregate);
-      if (!has_inclusive) value = aggregate;
-      has_any = has_inclusive || has_aggregate;
+    A values[kBatch];
+    bool inclusive[kBatch], any[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const long long pred = newest - 32 * b - static_cast<long long>(lane);
+      inclusive[b] = false;
+      any[b] = false;
+      values[b] = A{};
+      if (anchor >= 0 && pred <= anchor) {  // the anchor (older lanes never matter past it)
+        inclusive[b] = pred == anchor;
+        any[b] = true;
+        if (inclusive[b]) values[b] = anchor_value;
+      } else if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
+        unsigned long long wi[kWords], wa[kWords];
+        load_scan_slot<A>(slots[pred].inclusive, wi);
+        load_scan_slot<A>(slots[pred].aggregate, wa);
+        A aggregate{};
+        inclusive[b] = decode_scan_slot<A>(wi, flag, values[b]);
+        const bool has_aggregate = decode_scan_slot<A>(wa, flag, aggregate);
+        if (!inclusive[b]) values[b] = aggregate;
+        any[b] = inclusive[b] || has_aggregate;
+      }
     }
-    const unsigned inclusive_mask = __ballot_sync(0xffffffffu, has_inclusive);
-    const unsigned any_mask = __ballot_sync(0xffffffffu, has_any);
-    if (inclusive_mask != 0) {
-      s = __ffs(inclusive_mask) - 1;
-      const unsigned newer = (1u << s) - 1u;
-      if ((any_mask & newer) == newer) break;
-    } else if (any_mask == 0xffffffffu && windows + 1 < kWindows) {
-      store[windows][lane] = value;  // a whole window of aggregates: keep it, look further back
+    // The polled windows in order, newest first: done at an inclusive prefix whose newer lanes
+    // all have aggregates; a window of aggregates is kept and the next one examined; anything
+    // else is polled again.
+    bool done = false, moved = false;
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive[b]);
+      const unsigned any_mask = __ballot_sync(0xffffffffu, any[b]);
+      if (inclusive_mask != 0) {
+        s = __ffs(inclusive_mask) - 1;
+        const unsigned newer = (1u << s) - 1u;
+        if ((any_mask & newer) == newer) {
+          value = values[b];
+          done = true;
+        }
+        break;
+      }
+      if (any_mask != 0xffffffffu || windows + 1 >= kWindows) break;
+      store[windows][lane] = values[b];  // a whole window of aggregates: keep it, look further back
       ++windows;
       newest -= 32;
-      continue;
+      moved = true;
     }
-    if constexpr (kSleepNs > 0) __nanosleep(kSleepNs);
+    if (done) break;
+    if constexpr (kSleepNs > 0) {
+      if (!moved) __nanosleep(kSleepNs);
+    }
   }
   // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first. The
   // shuffles do not depend on each other (only the combines do), so they issue back to back.

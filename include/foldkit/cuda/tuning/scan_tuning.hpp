@@ -43,8 +43,9 @@ using ScanPolicyFor =
 // kRows 16-byte vectors of the tile it scans and kRows of the next tile, whose loads are in flight.
 // kMinBlocksPerSM caps registers so that the blocks fit; kSleepNs backs the look-back off between
 // unsuccessful polls (0: none).
-template <int kThreadsV, int kRowsV, int kMinBlocksPerSMV, int kLookbackWindowsV, int kSleepNsV>
+template <int kThreadsV, int kRowsV, int kMinBlocksPerSMV, int kLookbackWindowsV, int kSleepNsV, int kLookbackBatchV = 4>
 struct PipelinedScanPolicy {
+  static constexpr int kLookbackBatch = kLookbackBatchV;  // look-back windows polled per round trip
   static constexpr int kThreads = kThreadsV;
   static constexpr int kRows = kRowsV;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
@@ -56,8 +57,10 @@ struct PipelinedScanPolicy {
   }
 };
 
-// Whole-array scans use the pipelined kernel (true) or the one-tile-per-block scan_kernel.
-inline constexpr bool kPipelinedWholeArrayScan = true;
+// Whole-array scans use the pipelined kernel (true) or the one-tile-per-block scan_kernel
+// (false). The pipelined kernel is correct (GPU suite, memcheck and racecheck, 2026-11-23) but
+// not yet faster: 1216 us for 2^28 f32 against the tiled kernel's 843 (docs/perf.md).
+inline constexpr bool kPipelinedWholeArrayScan = false;
 
 // The library's policy for elements of kElementBytes and accumulators of kAccumBytes: 16 KiB
 // tiles (4 vectors per thread), at least scan_tile_elements() elements (the workspace is sized
