@@ -24,6 +24,18 @@ has() {
 }
 status=0
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+gpu_test_binary() { find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1; }
+
+# The whole-array scan can be persistent (a block takes several tiles only past one full wave of
+# tiles, ~2.2M 4-byte elements on an H100): one memcheck pass over a few whole-array sweeps at
+# sizes up to 2^22 + 1 covers that loop and its edge tiles, above the suite-wide size cap.
+scan_memcheck_past_one_wave() {
+  stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
+  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$(gpu_test_binary)" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64' \
+    > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
+}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
@@ -47,19 +59,12 @@ if has sanitize; then
   # memcheck: the whole GPU suite, sizes capped at 400000 so that the multi-block (flagged
   # slot) path runs too (it starts at 17 blocks' worth: 139264 f32). racecheck is ~30x slower
   # per access: a filtered suite that still covers both cross-block paths and every dtype.
-  gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1)
+  gpu_tests=$(gpu_test_binary)
   stamp "compute-sanitizer memcheck"
   FOLDKIT_TEST_MAX_N=${SANITIZE_MAX_N:-400000} timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$gpu_tests" > "$OUT/sanitize_memcheck.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_memcheck.log" | tail -3
-  # The whole-array scan is persistent: a block takes several tiles only past one full wave of
-  # tiles (~2.2M 4-byte elements on an H100), above the cap above. One memcheck pass over a few
-  # whole-array sweeps at sizes up to 2^22 + 1 covers that loop (and its edge tiles).
-  stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
-  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$gpu_tests" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64' \
-    > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
-  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
+  scan_memcheck_past_one_wave
   stamp "compute-sanitizer racecheck"
   FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16}" \
@@ -82,15 +87,10 @@ if has sanitize; then
 fi
 
 if has sanitize-scan && ! has sanitize; then
-  gpu_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1)
-  stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
-  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$gpu_tests" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64' \
-    > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
-  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
+  scan_memcheck_past_one_wave
   stamp "compute-sanitizer racecheck (whole-array scans)"
   FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$gpu_tests" --gtest_filter='CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*' \
+    "$(gpu_test_binary)" --gtest_filter='CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*' \
     > "$OUT/sanitize_scan_racecheck.log" 2>&1 || status=1
   grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_racecheck.log" | tail -3
 fi
