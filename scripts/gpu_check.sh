@@ -29,6 +29,14 @@ gpu_test_binary() { find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -t
 # The whole-array scan can be persistent (a block takes several tiles only past one full wave of
 # tiles, ~2.2M 4-byte elements on an H100): one memcheck pass over a few whole-array sweeps at
 # sizes up to 2^22 + 1 covers that loop and its edge tiles, above the suite-wide size cap.
+# racecheck of the GPU suite over a gtest filter, into $OUT/<log>; sizes up to RACECHECK_MAX_N
+# (racecheck is ~30x slower per access than a plain run).
+gpu_racecheck() {  # filter log
+  FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$(gpu_test_binary)" --gtest_filter="$1" > "$OUT/$2" 2>&1 || status=1
+  grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/$2" | tail -3
+}
+
 scan_memcheck_past_one_wave() {
   stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
   FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -66,10 +74,8 @@ if has sanitize; then
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_memcheck.log" | tail -3
   scan_memcheck_past_one_wave
   stamp "compute-sanitizer racecheck"
-  FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$gpu_tests" --gtest_filter="${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16}" \
-    > "$OUT/sanitize_racecheck.log" 2>&1 || status=1
-  grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_racecheck.log" | tail -3
+  gpu_racecheck "${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16}" \
+    sanitize_racecheck.log
   # The seeds' ladder: memcheck over every variant and shape at small sizes; racecheck (about
   # 100x slower per shared-memory access) over the reduced matrix FOLDKIT_LADDER_SHAPES=sanitize
   # (every power-of-two block, n = 33 and 1025), Serial left out (one thread, no sharing).
@@ -89,10 +95,7 @@ fi
 if has sanitize-scan && ! has sanitize; then
   scan_memcheck_past_one_wave
   stamp "compute-sanitizer racecheck (whole-array scans)"
-  FOLDKIT_TEST_MAX_N=${RACECHECK_MAX_N:-150000} timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$(gpu_test_binary)" --gtest_filter='CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*' \
-    > "$OUT/sanitize_scan_racecheck.log" 2>&1 || status=1
-  grep -E "RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_racecheck.log" | tail -3
+  gpu_racecheck 'CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*' sanitize_scan_racecheck.log
 fi
 
 if has bench; then
