@@ -290,16 +290,14 @@ TEST_F(CudaScanPartitionedWorkspace, OneWorkspaceServesAllKindsCudaMemset) { reu
 TEST_F(CudaScanPartitionedWorkspace, ConvenientFormOnCreatedAndDefaultStreams) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
-  const Stream stream;
-  for (cudaStream_t s : {static_cast<cudaStream_t>(stream), cudaStream_t{nullptr}}) {
-    SCOPED_TRACE(s ? "created stream" : "default stream");
+  on_created_and_default_streams([&](cudaStream_t s) {
     for (std::int64_t n : capped({1000, (1 << 20) + 1, 17, (1 << 22) + 3, 4097, 0, 65537})) {
       const ScanCall c{(rng.next() & 1) != 0, nullptr, rng.uniform(0, 3), rng.uniform(0, 3), false};
       ASSERT_TRUE((check_exact_call<ReduceOp::sum, float>(Partition::blocks(rng.uniform(1, 9000)), n, c, rng, s)));
       const auto p = Partition::segments(segment_layout(n, 0, rng), kLayoutNames[0]);
       ASSERT_TRUE((check_exact_call<ReduceOp::sum, std::uint32_t>(p, n, c, rng, s)));
     }
-  }
+  });
 }
 
 // =============================================================================================

@@ -631,15 +631,13 @@ TEST_F(CudaScanWorkspace, ReusedWithoutReZeroingCudaMemset) { reuse_one_workspac
 TEST_F(CudaScanWorkspace, ConvenientFormGrowsAndShrinks) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
-  const Stream stream;
-  for (cudaStream_t s : {static_cast<cudaStream_t>(stream), cudaStream_t{nullptr}}) {
-    SCOPED_TRACE(s ? "created stream" : "default stream");
+  on_created_and_default_streams([&](cudaStream_t s) {
     for (std::int64_t n : capped({1000, (1 << 20) + 1, 17, (1 << 22) + 3, 4097, (1 << 22) + 3, 0, 65537})) {
       one_call_with<ReduceOp::sum, float>(nullptr, n, false, rng, s);
       one_call_with<ReduceOp::sum, std::uint32_t>(nullptr, n, true, rng, s);
       if (::testing::Test::HasFailure()) return;
     }
-  }
+  });
 }
 
 

@@ -457,6 +457,18 @@ inline std::vector<std::int64_t> segment_layout(std::int64_t n, int kind, Rng& r
   return off;
 }
 
+// Runs body(stream) on a stream created for it and then on the default stream (the convenient
+// form keeps one workspace per stream), each under a trace naming it; stops after the first
+// stream whose body failed.
+template <class Body> void on_created_and_default_streams(Body&& body) {
+  const Stream stream;
+  for (cudaStream_t s : {static_cast<cudaStream_t>(stream), cudaStream_t{nullptr}}) {
+    SCOPED_TRACE(s ? "created stream" : "default stream");
+    body(s);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // An explicit scan workspace sized for (max_n, each of dtypes), zeroed once.
 class ScanWorkspace {
  public:

@@ -59,8 +59,8 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
 
 std::size_t scan_variant_workspace_bytes(foldkit::DType dtype, std::int64_t n) {
   (void)dtype;
-  const std::int64_t tiles = n / kSmallestTile + 2;
-  return fc::kScanHeaderBytes + static_cast<std::size_t>(tiles) * 2 * 2 * sizeof(unsigned long long);
+  // The library's layout, for the smallest tile (+1: the skewed tile grid) and 8-byte accumulators.
+  return fc::detail::scan_workspace_bytes_for(n / kSmallestTile + 2, 8);
 }
 
 }  // namespace fkbench
