@@ -148,14 +148,7 @@ using CudaScanSegmented = CudaTest;
   TEST_F(CudaScanSegmented, MinBitExact_##name) { sweep<ReduceOp::min, T>(ScanCut::segmented); }            \
   TEST_F(CudaScanSegmented, MaxBitExact_##name) { sweep<ReduceOp::max, T>(ScanCut::segmented); }
 
-FOLDKIT_PARTITIONED_SWEEPS(i32, std::int32_t)
-FOLDKIT_PARTITIONED_SWEEPS(u32, std::uint32_t)
-FOLDKIT_PARTITIONED_SWEEPS(i64, std::int64_t)
-FOLDKIT_PARTITIONED_SWEEPS(u64, std::uint64_t)
-FOLDKIT_PARTITIONED_SWEEPS(f32, float)
-FOLDKIT_PARTITIONED_SWEEPS(f64, double)
-FOLDKIT_PARTITIONED_SWEEPS(f16, half)
-FOLDKIT_PARTITIONED_SWEEPS(bf16, bfloat16)
+FOLDKIT_FOR_EACH_SCAN_DTYPE(FOLDKIT_PARTITIONED_SWEEPS)
 
 // Zero elements with null data pointers: accepted (blocked; no segments; only empty segments).
 // (Zero elements into a poisoned, guarded output are part of every sweep.)
@@ -253,14 +246,9 @@ void reuse_one_workspace_across_kinds(bool zero_with_memset) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
   const std::int64_t cap = capped({(std::int64_t{1} << 22) + 5}).front();
-  std::size_t bytes = 0;
-  for (DType t : {DType::f32, DType::i32, DType::f16, DType::f64, DType::u64})
-    bytes = std::max(bytes, cuda::scan_workspace_bytes(cap, t));
-  const DeviceBuffer buffer(bytes > 0 ? bytes : 1);
-  const cuda::Workspace ws{buffer.get(), bytes};
-  FOLDKIT_CUDA_CHECK(cudaMemset(buffer.get(), 0xA5, buffer.bytes()));  // garbage first
-  if (zero_with_memset) FOLDKIT_CUDA_CHECK(cudaMemset(buffer.get(), 0, buffer.bytes()));
-  else cuda::init_scan_workspace(ws, nullptr);
+  const ScanWorkspace workspace(cap, {DType::f32, DType::i32, DType::f16, DType::f64, DType::u64},
+                                zero_with_memset ? ScanZeroing::memset_over_garbage : ScanZeroing::init_over_garbage);
+  const cuda::Workspace& ws = *workspace.get();
   for (std::int64_t size : {cap, std::int64_t{1000}, cap, std::int64_t{1}, std::int64_t{4097}, std::int64_t{0}, cap - 1,
                             std::int64_t{65537}, std::int64_t{33}, cap, (cap + 1) / 2}) {
     const std::int64_t n = std::min(size, cap);  // the workspace is sized for cap

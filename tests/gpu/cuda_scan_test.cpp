@@ -342,14 +342,7 @@ using CudaScan = CudaTest;
   TEST_F(CudaScan, Min_##name) { sweep_exact<ReduceOp::min, T>(); }             \
   TEST_F(CudaScan, Max_##name) { sweep_exact<ReduceOp::max, T>(); }
 
-FOLDKIT_SCAN_SWEEPS(i32, std::int32_t)
-FOLDKIT_SCAN_SWEEPS(u32, std::uint32_t)
-FOLDKIT_SCAN_SWEEPS(i64, std::int64_t)
-FOLDKIT_SCAN_SWEEPS(u64, std::uint64_t)
-FOLDKIT_SCAN_SWEEPS(f32, float)
-FOLDKIT_SCAN_SWEEPS(f64, double)
-FOLDKIT_SCAN_SWEEPS(f16, half)
-FOLDKIT_SCAN_SWEEPS(bf16, bfloat16)
+FOLDKIT_FOR_EACH_SCAN_DTYPE(FOLDKIT_SCAN_SWEEPS)
 
 // =============================================================================================
 // Floating-point specifics
@@ -603,14 +596,9 @@ void reuse_one_workspace(bool zero_with_memset) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
   const std::int64_t cap = capped({(std::int64_t{1} << 22) + 5}).front();
-  std::size_t bytes = 0;
-  for (DType t : {DType::f32, DType::i32, DType::f16, DType::f64})
-    bytes = std::max(bytes, cuda::scan_workspace_bytes(cap, t));
-  const DeviceBuffer buffer(bytes > 0 ? bytes : 1);
-  const cuda::Workspace ws{buffer.get(), bytes};
-  FOLDKIT_CUDA_CHECK(cudaMemset(buffer.get(), 0xA5, buffer.bytes()));  // garbage first
-  if (zero_with_memset) FOLDKIT_CUDA_CHECK(cudaMemset(buffer.get(), 0, buffer.bytes()));
-  else cuda::init_scan_workspace(ws, nullptr);
+  const ScanWorkspace workspace(cap, {DType::f32, DType::i32, DType::f16, DType::f64},
+                                zero_with_memset ? ScanZeroing::memset_over_garbage : ScanZeroing::init_over_garbage);
+  const cuda::Workspace& ws = *workspace.get();
   const std::int64_t sizes[] = {cap, 1000, cap, 1, 4097, 0, cap - 1, 65537, 33, cap, 2, (cap + 1) / 2};
   int call = 0;
   for (std::int64_t n : sizes) {

@@ -41,6 +41,18 @@
 #include "support/result_checks.hpp"
 #include "support/test_config.hpp"
 
+// The eight dtypes as (name, type) pairs: X(i32, std::int32_t) ... X(bf16, bfloat16), for the
+// macros that generate one test per dtype.
+#define FOLDKIT_FOR_EACH_SCAN_DTYPE(X) \
+  X(i32, std::int32_t)                 \
+  X(u32, std::uint32_t)                \
+  X(i64, std::int64_t)                 \
+  X(u64, std::uint64_t)                \
+  X(f32, float)                        \
+  X(f64, double)                       \
+  X(f16, half)                         \
+  X(bf16, bfloat16)
+
 namespace foldkit::test {
 
 // =============================================================================================
@@ -470,14 +482,24 @@ template <class Body> void on_created_and_default_streams(Body&& body) {
 }
 
 // An explicit scan workspace sized for (max_n, each of dtypes), zeroed once.
+// How a ScanWorkspace is zeroed: by init_scan_workspace (stream-ordered), or after being filled
+// with garbage (0xA5 bytes) by init_scan_workspace or by a plain cudaMemset, the two ways the
+// documentation allows.
+enum class ScanZeroing { init, init_over_garbage, memset_over_garbage };
+
 class ScanWorkspace {
  public:
-  ScanWorkspace(std::int64_t max_n, std::initializer_list<DType> dtypes, cudaStream_t stream = nullptr) {
+  ScanWorkspace(std::int64_t max_n, std::initializer_list<DType> dtypes, cudaStream_t stream = nullptr)
+      : ScanWorkspace(max_n, dtypes, ScanZeroing::init, stream) {}
+  ScanWorkspace(std::int64_t max_n, std::initializer_list<DType> dtypes, ScanZeroing zeroing,
+                cudaStream_t stream = nullptr) {
     std::size_t bytes = 0;
     for (DType t : dtypes) bytes = std::max(bytes, cuda::scan_workspace_bytes(max_n, t));
     buffer_ = DeviceBuffer(bytes > 0 ? bytes : 1);
     ws_ = cuda::Workspace{buffer_.get(), bytes};
-    cuda::init_scan_workspace(ws_, stream);
+    if (zeroing != ScanZeroing::init) FOLDKIT_CUDA_CHECK(cudaMemset(buffer_.get(), 0xA5, buffer_.bytes()));
+    if (zeroing == ScanZeroing::memset_over_garbage) FOLDKIT_CUDA_CHECK(cudaMemset(buffer_.get(), 0, buffer_.bytes()));
+    else cuda::init_scan_workspace(ws_, stream);
   }
   const cuda::Workspace* get() const { return &ws_; }
 
