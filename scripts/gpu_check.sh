@@ -6,7 +6,7 @@
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps only when named)
 # (sanitize-scan: only the whole-array scan's memcheck past one wave and a scan racecheck.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
-#      TEST_TIMEOUT (seconds per ctest test).
+#      TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only).
 # Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
 OUT=${OUT:-/tmp/foldkit-out}
@@ -80,7 +80,7 @@ if has sanitize; then
   # 100x slower per shared-memory access) over the reduced matrix FOLDKIT_LADDER_SHAPES=sanitize
   # (every power-of-two block, n = 33 and 1025), Serial left out (one thread, no sharing).
   ladder_tests=$(find "$BUILD/tests" -maxdepth 1 -name 'foldkit_ladder_tests' -type f | head -1)
-  if [ -n "$ladder_tests" ]; then
+  if [ -n "$ladder_tests" ] && [ -z "${SKIP_LADDER_SANITIZE:-}" ]; then
     stamp "compute-sanitizer memcheck (ladder)"
     FOLDKIT_TEST_MAX_N=${LADDER_SANITIZE_MAX_N:-5000} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
       "$ladder_tests" > "$OUT/sanitize_ladder_memcheck.log" 2>&1 || status=1
@@ -116,14 +116,15 @@ if has cpu; then
 fi
 
 if has sass; then
-  # The whole-array scan's f32 inclusive sum: 16-byte global loads and stores, no local memory.
-  stamp "sass (scan_pipelined_kernel, f32 inclusive sum)"
+  # The whole-array scan's f32 inclusive sum: 16-byte copies into shared memory (LDGSTS.128),
+  # 16-byte global stores, no local memory.
+  stamp "sass (scan_kernel, f32 inclusive sum, whole array)"
   obj=$(find "$BUILD/src" -name 'scan_f32.cu.o' | head -1)
   if [ -n "$obj" ]; then
     cuobjdump --dump-sass "$obj" > "$OUT/sass_scan_f32.txt" 2>&1 || status=1
-    awk '/Function : .*scan_pipelined_kernel.*Lb0ENS0_8ScanSpecIfffNS_2op3SumIf/{p=1} /Function : /{if(!/scan_pipelined_kernel.*Lb0ENS0_8ScanSpecIfffNS_2op3SumIf/)p=0} p' \
-      "$OUT/sass_scan_f32.txt" > "$OUT/sass_scan_f32_incl_sum.txt"
-    echo "LDG: $(grep -o 'LDG[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
+    want='scan_kernel.*Lb0ENS0_8ScanSpecIfffNS_2op3SumIf.*7NoHeads'
+    awk -v w="$want" '/Function : /{p = ($0 ~ w)} p' "$OUT/sass_scan_f32.txt" > "$OUT/sass_scan_f32_incl_sum.txt"
+    echo "LDG: $(grep -oE 'LDG[.A-Z0-9]*|LDGSTS[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
     echo "STG: $(grep -o 'STG[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
     echo "local memory: $(grep -cE 'LDL|STL' "$OUT/sass_scan_f32_incl_sum.txt") instructions"
   fi

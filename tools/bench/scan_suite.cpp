@@ -220,7 +220,7 @@ int ScanTable::run() {
   if (opt_.scan_sweep) {
     print_section("Policy sweep of the whole-array scan (inclusive sums; every variant checked against CUB)", style_);
     for (DType t : {DType::f32, DType::i32})
-      for (int k : {24, 26, 28}) run_policy_sweep(t, std::int64_t{1} << k);
+      for (int k : {20, 22, 24, 26, 28}) run_policy_sweep(t, std::int64_t{1} << k);
   }
   if (!ceilings_.empty()) {
     std::printf("\n== Copy ceilings (bytes copied; the scan moves twice that) ==\n");

@@ -27,31 +27,44 @@ void run_pipelined(const void* in, void* out, std::int64_t n, void* ws, cudaStre
       kPerSm > 0 && kPerSm < fit ? kPerSm : fit);
 }
 
+// The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
+// occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
+template <class T, int kThreads, int kItems, int kMinBlocks, bool kLookbackWarp = false, int kSleepNs = 0>
+void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
+  using Spec = SumSpec<T>;
+  using A = typename Spec::accum_type;
+  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, 16, kLookbackWarp, kSleepNs>;
+  const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
+  auto* header = static_cast<fc::ScanHeader*>(ws);
+  auto* slots = reinterpret_cast<fc::ScanTileSlots<A>*>(static_cast<char*>(ws) + fc::kScanHeaderBytes);
+  fc::scan_kernel<Policy, false, Spec><<<tiles, Policy::block_threads(false), 0, s>>>(
+      static_cast<const T*>(in), n, static_cast<typename Spec::output_type*>(out), A{}, header, slots, tiles, Spec{});
+}
+
 // The smallest tile of any variant below: 2048 elements (256 threads x 2 rows x 4).
 constexpr std::int64_t kSmallestTile = 2048;
 
 }  // namespace
 
 std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
-  // (No variant may be an instantiation the library also makes: the pipelined kernel raises its
-  // shared-memory limit per module, and a kernel instantiated in two modules failed to launch.)
+  // (No variant may be an instantiation the library also makes (tuning/scan_tuning.hpp): the
+  // pipelined kernel raises its shared-memory limit per module, and a kernel instantiated in two
+  // modules failed to launch.)
   if (dtype == foldkit::DType::f32) {
     using T = float;
     return {
-        {"pipelined 256 thr x 4 rows (16 KiB tiles), 4/SM, look-back 4 windows per poll", &run_pipelined<T, 256, 4, 4, 0, 0, 4>},
-        {"pipelined 256 x 4, 4/SM, look-back 8 windows per poll", &run_pipelined<T, 256, 4, 4, 0, 0, 8>},
-        {"pipelined 256 x 4, 4/SM, look-back 1 window per poll", &run_pipelined<T, 256, 4, 4, 0, 0, 1>},
-        {"pipelined 256 x 4, 3/SM, 4 windows", &run_pipelined<T, 256, 4, 4, 0, 3, 4>},
-        {"pipelined 512 x 4 (32 KiB tiles), <= 2/SM, 4 windows", &run_pipelined<T, 512, 4, 2, 0, 0, 4>},
-        {"pipelined 128 x 8 rows, <= 4/SM, 4 windows", &run_pipelined<T, 128, 8, 4, 0, 0, 4>},
+        {"tiled 256 thr x 16 items (16 KiB tiles), >= 8/SM (the 2026-11-23 library policy)", &run_tiled<T, 256, 16, 8>},
+        {"tiled 256 x 40 (40 KiB), >= 5/SM", &run_tiled<T, 256, 40, 5>},
+        {"tiled 256 x 32, no look-back warp, >= 6/SM", &run_tiled<T, 256, 32, 6>},
+        {"tiled 256 x 32 + look-back warp, >= 5/SM", &run_tiled<T, 256, 32, 5, true>},
+        {"tiled 256 x 32 + look-back warp sleeping 100 ns, >= 6/SM", &run_tiled<T, 256, 32, 6, true, 100>},
+        {"tiled 256 x 40 + look-back warp, >= 5/SM", &run_tiled<T, 256, 40, 5, true>},
     };
   }
   if (dtype == foldkit::DType::i32) {
     using T = std::int32_t;
     return {
-        {"pipelined 256 thr x 4 rows (16 KiB tiles), 3/SM, look-back 4 windows per poll", &run_pipelined<T, 256, 4, 3, 0, 0, 4>},
-        {"pipelined 256 x 4, 3/SM, look-back 8 windows per poll", &run_pipelined<T, 256, 4, 3, 0, 0, 8>},
-        {"pipelined 256 x 2 rows (8 KiB tiles), <= 4/SM, 4 windows", &run_pipelined<T, 256, 2, 4, 0, 0, 4>},
+        {"tiled 256 x 16 + look-back warp, >= 6/SM (32 registers)", &run_tiled<T, 256, 16, 6, true>},
     };
   }
   return {};

@@ -86,10 +86,10 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
   using A = scan_accum_t<Op, T>;
   using Spec = ScanSpec<T, A, O, scan_combine_t<Op, A>>;
   using Policy = tuning::ScanPolicyFor<sizeof(T), sizeof(A), !std::is_same_v<Heads, NoHeads>>;
-  static_assert(Policy::kTile == tuning::scan_tile_elements(sizeof(T)), "the workspace is sized by this tile");
+  static_assert(Policy::kTile % tuning::scan_tile_elements(sizeof(T)) == 0, "the workspace is sized by the smallest tile");
   if (n < 0) throw Error(Errc::invalid_argument, "scan: n is negative (" + std::to_string(n) + ")");
   if (n == 0) return;
-  const std::int64_t tiles = scan_tiles(n, sizeof(T));
+  const std::int64_t tiles = (n + Policy::kTile - 1) / Policy::kTile;
   if (tiles > 0xffffffffLL) throw Error(Errc::unsupported, "scan: n is too large");
   // The documented size (scan_workspace_bytes), not the tighter need of this op: a workspace
   // sized by the documented rule always works, and one byte less is always refused.
@@ -108,7 +108,8 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
   } else {
     auto* header = static_cast<ScanHeader*>(ws.ptr);
     auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
-    scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
+    constexpr int kBlockThreads = Policy::block_threads(!std::is_same_v<Heads, NoHeads>);
+    scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), kBlockThreads, 0, stream>>>(
         d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
     check_cuda(cudaGetLastError(), "launching scan_kernel");
   }

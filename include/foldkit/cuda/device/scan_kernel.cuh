@@ -2,9 +2,9 @@
 //
 // One tile per block: block_threads * kItems consecutive elements, its index taken from a
 // ticket when the block starts (scan_tile_state.cuh). The block
-//  1. loads the tile with coalesced (striped) loads and transposes it through shared memory so
-//     that each thread holds kItems consecutive elements (any alignment, any n: loads past n
-//     are skipped);
+//  1. copies the tile into shared memory with asynchronous, coalesced (striped) copies, 16 bytes
+//     each where alignment allows (scan_tile_io.cuh), and each thread reads back its kItems
+//     consecutive elements (any alignment, any n: positions past n hold the identity);
 //  2. folds its items, and scans the per-thread totals across the block (warp shuffles, then
 //     the warp totals), which gives the tile aggregate;
 //  3. publishes the aggregate, and (warp 0) looks back over the predecessors' states for the
@@ -24,6 +24,7 @@
 
 #include <type_traits>
 
+#include "foldkit/cuda/device/scan_tile_io.cuh"
 #include "foldkit/cuda/device/scan_tile_state.cuh"
 #include "foldkit/cuda/device/segment_heads.cuh"
 #include "foldkit/cuda/tuning/scan_tuning.hpp"
@@ -54,28 +55,27 @@ struct ScanSharedStorage {
   using O = typename Spec::output_type;
   static constexpr int kThreads = Policy::kThreads;
   static constexpr int kTile = Policy::kTile;
-  // One padding slot per 32 elements keeps the blocked (per-thread) reads and writes of the
-  // transpose free of most bank conflicts.
-  static constexpr int kPadded = kTile + kTile / 32;
-  union {
-    T in[kPadded];
-    O out[kPadded];
-  } tile;
+  // The tile's inputs, then (in the same bytes) its outputs, in the swizzled layout of
+  // scan_tile_io.cuh.
+  static constexpr std::size_t kTileBytes = kTile * (sizeof(T) > sizeof(O) ? sizeof(T) : sizeof(O));
+  alignas(16) unsigned char tile[kTileBytes];
+  __device__ __forceinline__ T* in_tile() { return reinterpret_cast<T*>(tile); }
+  __device__ __forceinline__ O* out_tile() { return reinterpret_cast<O*>(tile); }
   A warp_total[kThreads / 32];
   bool warp_head[kThreads / 32];  // segmented: the warp holds a head
   bool first_is_head;             // segmented: the tile's first element is a head
   TileHeadStorage<kTile> heads;   // segmented by offsets: the tile's head bits
   A lookback[Policy::kLookbackWindows][32];  // aggregates of whole windows passed over
-  A prefix;  // the tile's exclusive prefix (from the look-back)
+  A prefix;     // the tile's exclusive prefix (from the look-back)
+  A aggregate;  // the tile's aggregate (for the look-back warp)
   unsigned tile_index;
   unsigned flag;
 };
 
-__device__ __forceinline__ int padded(int i) { return i + (i >> 5); }
-
 // Policy: a tuning::ScanPolicy (threads, items per thread, blocks per SM, look-back windows).
+// Launch with Policy::block_threads(heads) threads per block.
 template <class Policy, bool kExclusive, class Spec, class Heads = NoHeads>
-__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
+__global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, NoHeads>), Policy::kMinBlocksPerSM)
     scan_kernel(const typename Spec::input_type* in, std::int64_t n, typename Spec::output_type* out,
                 typename Spec::accum_type init, ScanHeader* header,
                 ScanTileSlots<typename Spec::accum_type>* slots, unsigned num_tiles, Spec spec, Heads heads = {}) {
@@ -87,6 +87,14 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   constexpr int kItems = Policy::kItems;
   constexpr int kTile = Policy::kTile;
   constexpr bool kSegmented = !std::is_same_v<Heads, NoHeads>;
+  // A look-back warp (warp kThreads / 32) beside the kThreads workers: then the workers
+  // synchronise among themselves with a named barrier, and the whole block meets once, where
+  // the prefix is handed over.
+  constexpr bool kLookbackWarp = Policy::kLookbackWarp && !kSegmented;
+  auto sync_workers = [] {
+    if constexpr (kLookbackWarp) asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
+    else __syncthreads();
+  };
   __shared__ Storage smem;
   const unsigned tid = threadIdx.x;
   const unsigned lane = tid & 31u, warp = tid >> 5;
@@ -106,82 +114,85 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const std::int64_t base = static_cast<std::int64_t>(tile) * kTile;
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
 
-  // 1. Striped loads (coalesced) into registers, then shared memory, read back blocked. Full
-  // tiles (all but the last) skip the bounds tests. The head search of a segmented scan runs
-  // while the loads are in flight.
-  const bool full = valid == kTile;
-  T raw[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int i = k * kThreads + static_cast<int>(tid);
-    if (full || i < valid) raw[k] = in[base + i];
-  }
-  if constexpr (kSegmented) {
-    if (heads.offsets != nullptr) mark_offset_heads<kThreads, kTile>(heads, base, valid, smem.heads);
-  }
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int i = k * kThreads + static_cast<int>(tid);
-    if (full || i < valid) smem.tile.in[padded(i)] = raw[k];
-  }
-  __syncthreads();
-  // Each thread's kItems consecutive elements are read from the tile twice (here for the fold,
-  // after the look-back for the outputs) rather than held in registers across the look-back:
-  // that keeps every op within 32 registers, i.e. 8 blocks (2048 threads) resident per SM.
-  auto item_at = [&](int k) -> A {
-    const int i = static_cast<int>(tid) * kItems + k;
-    return (full || i < valid) ? Spec::load(smem.tile.in[padded(i)]) : Spec::identity();
-  };
-  unsigned head_mask = 0;  // bit k: item k starts a block or segment
-  if constexpr (kSegmented) {
-    head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
-    if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
-  }
+  // With kLookbackWarp, the last warp looks back from the start (section 3) while the workers
+  // load and reduce the tile (sections 1 and 2).
+  const bool lookback_warp = kLookbackWarp && warp == kThreads / 32;
+  // The items are read from the tile twice, 16 bytes at a time (for the fold, and after the
+  // look-back for the outputs), rather than held in registers: that keeps the kernel within its
+  // register budget (tuning/scan_tuning.hpp) at any number of items.
+  constexpr int kVecIn = SwizzledTile<T>::kVec;
+  auto read_chunk = [&](int j, T (&x)[kVecIn]) { read_thread_chunk<kItems>(smem.in_tile(), static_cast<int>(tid), j, x); };
   // A head restarts the running value: at the element (inclusive) or at init (exclusive).
   auto restart = [&](A x) { return kExclusive ? spec.op(init, x) : x; };
-
-  // 2. Thread fold, then the block scan of thread totals (pairs (head, value) when segmented).
-  A thread_total = (head_mask & 1u) ? restart(item_at(0)) : item_at(0);
-#pragma unroll
-  for (int k = 1; k < kItems; ++k) {
-    const A x = item_at(k);
-    thread_total = ((head_mask >> k) & 1u) ? restart(x) : spec.op(thread_total, x);
-  }
-  bool warp_head = head_mask != 0;  // after the scan: a head in this lane or an earlier one
-  A warp_inclusive;
-  if constexpr (kSegmented) warp_inclusive = warp_inclusive_segmented_scan(thread_total, warp_head, spec.op);
-  else warp_inclusive = warp_inclusive_scan(thread_total, spec.op);
-  if (lane == 31) {
-    smem.warp_total[warp] = warp_inclusive;
-    if constexpr (kSegmented) smem.warp_head[warp] = warp_head;
-  }
-  __syncthreads();
-  A warp_prefix = Spec::identity();  // fold of the warps before this one (since their last head)
+  unsigned head_mask = 0;  // bit k: item k starts a block or segment
   A tile_aggregate = Spec::identity();
-  bool warp_prefix_head = false, tile_head = false;
-#pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) {
-    const A t = smem.warp_total[w];
-    const bool h = kSegmented && smem.warp_head[w];
-    if (w < static_cast<int>(warp)) {
-      warp_prefix = (w == 0 || h) ? t : spec.op(warp_prefix, t);
-      warp_prefix_head = warp_prefix_head || h;
-    }
-    tile_aggregate = (w == 0 || h) ? t : spec.op(tile_aggregate, t);
-    tile_head = tile_head || h;
-  }
-  // The exclusive prefix of this thread within the tile, and whether a head lies in it.
-  A thread_prefix = __shfl_up_sync(0xffffffffu, warp_inclusive, 1);
-  bool thread_prefix_head = false;
-  if constexpr (kSegmented) thread_prefix_head = __shfl_up_sync(0xffffffffu, static_cast<int>(warp_head), 1) != 0;
-  if (lane == 0) {
-    thread_prefix = warp_prefix;
-    thread_prefix_head = warp_prefix_head;
-  } else if (warp > 0 && !thread_prefix_head) {
-    thread_prefix = spec.op(warp_prefix, thread_prefix);
-    thread_prefix_head = warp_prefix_head;
-  }
+  bool tile_head = false;
+  A thread_prefix = Spec::identity();  // the fold of the tile's elements before this thread's
+  bool thread_prefix_head = false;     // (segmented: since the last head) and whether one lies there
   const bool has_thread_prefix = lane != 0 || warp != 0;
+
+  if (!lookback_warp) {
+    // 1. Asynchronous striped copies into shared memory; the head search of a segmented scan runs
+    // while they land. Then each thread reads its kItems consecutive elements (positions past n
+    // hold the identity, so no bounds tests follow).
+    start_tile_load<kThreads, kTile>(in + base, valid, Spec::identity_input(), smem.in_tile());
+    if constexpr (kSegmented) {
+      if (heads.offsets != nullptr) mark_offset_heads<kThreads, kTile>(heads, base, valid, smem.heads);
+    }
+    tile_io::wait_all_copies();
+    sync_workers();
+    if constexpr (kSegmented) {
+      head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
+      if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
+    }
+
+    // 2. Thread fold, then the block scan of thread totals (pairs (head, value) when segmented).
+    A thread_total;
+#pragma unroll
+    for (int j = 0; j < kItems / kVecIn; ++j) {
+      T x[kVecIn];
+      read_chunk(j, x);
+#pragma unroll
+      for (int e = 0; e < kVecIn; ++e) {
+        const int k = j * kVecIn + e;
+        const A v = Spec::load(x[e]);
+        if (k == 0) thread_total = (head_mask & 1u) ? restart(v) : v;
+        else thread_total = ((head_mask >> k) & 1u) ? restart(v) : spec.op(thread_total, v);
+      }
+    }
+    bool warp_head = head_mask != 0;  // after the scan: a head in this lane or an earlier one
+    A warp_inclusive;
+    if constexpr (kSegmented) warp_inclusive = warp_inclusive_segmented_scan(thread_total, warp_head, spec.op);
+    else warp_inclusive = warp_inclusive_scan(thread_total, spec.op);
+    if (lane == 31) {
+      smem.warp_total[warp] = warp_inclusive;
+      if constexpr (kSegmented) smem.warp_head[warp] = warp_head;
+    }
+    sync_workers();
+    A warp_prefix = Spec::identity();  // fold of the warps before this one (since their last head)
+    bool warp_prefix_head = false;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) {
+      const A t = smem.warp_total[w];
+      const bool h = kSegmented && smem.warp_head[w];
+      if (w < static_cast<int>(warp)) {
+        warp_prefix = (w == 0 || h) ? t : spec.op(warp_prefix, t);
+        warp_prefix_head = warp_prefix_head || h;
+      }
+      tile_aggregate = (w == 0 || h) ? t : spec.op(tile_aggregate, t);
+      tile_head = tile_head || h;
+    }
+    // The exclusive prefix of this thread within the tile, and whether a head lies in it.
+    thread_prefix = __shfl_up_sync(0xffffffffu, warp_inclusive, 1);
+    if constexpr (kSegmented) thread_prefix_head = __shfl_up_sync(0xffffffffu, static_cast<int>(warp_head), 1) != 0;
+    if (lane == 0) {
+      thread_prefix = warp_prefix;
+      thread_prefix_head = warp_prefix_head;
+    } else if (warp > 0 && !thread_prefix_head) {
+      thread_prefix = spec.op(warp_prefix, thread_prefix);
+      thread_prefix_head = warp_prefix_head;
+    }
+  }
 
   // 3. Publish and look back. Whole-array scans: inclusive prefixes include `init`, so
   // exclusive scans start at it. Segmented: a tile with a head publishes its inclusive prefix
@@ -204,6 +215,21 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
         smem.prefix = prefix;
       }
     }
+  } else if constexpr (kLookbackWarp) {
+    has_tile_prefix = tile != 0 || kExclusive;
+    if (lookback_warp) {
+      A prefix = kExclusive ? init : Spec::identity();
+      if (tile != 0)
+        prefix = look_back<Policy::kLookbackWindows, Policy::kSleepNs>(slots, tile, flag, spec.op, smem.lookback);
+      if (lane == 0) smem.prefix = prefix;
+    } else if (tid == 0) {
+      smem.aggregate = tile_aggregate;
+      if (tile == 0) {
+        if (num_tiles > 1) publish_scan_slot(slots[0].inclusive, kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate, flag);
+      } else {
+        publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
+      }
+    }
   } else {
     has_tile_prefix = tile != 0 || kExclusive;
     if (tile == 0) {
@@ -223,7 +249,14 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       }
     }
   }
-  __syncthreads();
+  __syncthreads();  // (with a look-back warp: where the prefix and the aggregate change hands)
+  if constexpr (kLookbackWarp) {
+    if (lookback_warp) {
+      if (lane == 0 && tile != 0 && tile + 1 < num_tiles)
+        publish_scan_slot(slots[tile].inclusive, spec.op(smem.prefix, smem.aggregate), flag);
+      return;
+    }
+  }
   // The value before this thread's first item; none only before element 0 of an inclusive
   // scan or, segmented, before a thread whose first item is a head.
   A running = Spec::identity();
@@ -233,10 +266,11 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   else if (has_thread_prefix) running = thread_prefix;
   else has_running = false;
 
-  // 4. This thread's outputs, through shared memory (blocked in, striped out). An output as
-  // wide as the input replaces it in place (each thread touches only its own slots); a wider
-  // one (32-bit sums widen to 64) overlaps other threads' inputs, so all inputs are read first.
-  auto output = [&](int k, A x) {
+  // 4. This thread's outputs, through shared memory (blocked in, striped out), 16 bytes at a
+  // time. An output as wide as the input replaces it in place (each thread's output chunks are
+  // its own input chunks); a wider one (32-bit sums widen to 64) overlaps other threads'
+  // inputs, so every thread reads its inputs before any output is written.
+  auto output = [&](int k, A x) -> O {
     const bool head = ((head_mask >> k) & 1u) != 0;
     A value;
     if constexpr (kExclusive) {
@@ -246,36 +280,39 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       running = (head || (k == 0 && !has_running)) ? x : spec.op(running, x);
       value = running;
     }
-    smem.tile.out[padded(static_cast<int>(tid) * kItems + k)] = Spec::store(value);  // past n: never stored
+    return Spec::store(value);
   };
+  constexpr int kVecOut = SwizzledTile<O>::kVec;
   if constexpr (sizeof(O) == sizeof(T)) {
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) output(k, item_at(k));
-  } else {
-    T raw_again[kItems];
+    for (int j = 0; j < kItems / kVecIn; ++j) {
+      T x[kVecIn];
+      read_chunk(j, x);
+      O chunk[kVecOut];
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) raw_again[k] = smem.tile.in[padded(static_cast<int>(tid) * kItems + k)];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int i = static_cast<int>(tid) * kItems + k;
-      output(k, (full || i < valid) ? Spec::load(raw_again[k]) : Spec::identity());
-    }
-  }
-  __syncthreads();
-  if (full) {
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int i = k * kThreads + static_cast<int>(tid);
-      out[base + i] = smem.tile.out[padded(i)];
+      for (int e = 0; e < kVecOut; ++e) chunk[e] = output(j * kVecIn + e, Spec::load(x[e]));
+      write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
     }
   } else {
+    T x[kItems];
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int i = k * kThreads + static_cast<int>(tid);
-      if (i < valid) out[base + i] = smem.tile.out[padded(i)];
+    for (int j = 0; j < kItems / kVecIn; ++j) {
+      T c[kVecIn];
+      read_chunk(j, c);
+#pragma unroll
+      for (int e = 0; e < kVecIn; ++e) x[j * kVecIn + e] = c[e];
+    }
+    sync_workers();
+#pragma unroll
+    for (int j = 0; j < kItems / kVecOut; ++j) {
+      O chunk[kVecOut];
+#pragma unroll
+      for (int e = 0; e < kVecOut; ++e) chunk[e] = output(j * kVecOut + e, Spec::load(x[j * kVecOut + e]));
+      write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
     }
   }
+  sync_workers();
+  store_tile<kThreads, kTile>(smem.out_tile(), valid, out + base);
 }
 
 }  // namespace foldkit::cuda

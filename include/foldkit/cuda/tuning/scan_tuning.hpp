@@ -1,13 +1,13 @@
 // Tuning of the single-pass scan (device/scan_kernel.cuh): the policy a kernel is compiled for.
 // A tile is threads * items_per_thread consecutive elements; one block scans one tile.
 //
-// Starting point (see docs/perf.md for the measurements): 256 threads keep 8 blocks resident per
-// SM within the shared memory a tile needs (it transposes through shared memory); 16 items of 4
-// bytes per thread (a 16 KiB tile) keep 64 B of loads in flight per thread. 8-byte types take 8
-// items (the same bytes), 2-byte types 16 (their loads are half as wide; a 32-item variant
-// spills). kMinBlocksPerSM = 8 caps registers at 32 per thread, so that 8 blocks (2048 threads)
-// stay resident: the scan is bound by bytes in flight, and an exclusive f32 sum at 40 registers
-// (6 blocks) ran 8 % slower than the inclusive one at 32 (perf.md, 2026-11-22).
+// What sets the speed (docs/perf.md, 2026-11-23 third session): a block holds its tile in shared
+// memory from the moment its loads are issued until its look-back returns, which waits for the
+// slowest load of every earlier tile. So the scan's rate is the shared memory held per SM over
+// that time, and the bigger the tiles and the more of them fit, the closer it runs to a copy:
+// f32 2^28 at 128 KiB per SM (8 x 16 KiB) 86 % of memcpy, 160 KiB (10 x 16) 89 %, 168 KiB
+// (7 x 24) 91 %, 192 KiB (6 x 32) 92 %. The tile is copied into shared memory asynchronously
+// (no registers hold loads in flight), so registers no longer bound the tile.
 #pragma once
 
 #include <cstddef>
@@ -18,27 +18,51 @@ namespace foldkit::cuda::tuning {
 // and keeps up to this many whole windows of aggregates in shared memory before it waits for an
 // inclusive prefix: 16 windows = 512 tiles, more than the ~1000 resident tiles' start-up wave
 // needs per round trip, for 2-4 KiB of shared memory.
-template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV>
+// kLookbackWarp: the whole-array scan runs its look-back in a warp of its own (the block has
+// kThreads + 32 threads), from the moment the tile's loads are issued, so that the tile's prefix
+// is usually known by the time its own aggregate is; kSleepNs backs that warp off between
+// unsuccessful polls (0: none). Blocked and segmented scans ignore both.
+template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV, bool kLookbackWarpV = false,
+          int kSleepNsV = 0>
 struct ScanPolicy {
   static constexpr int kThreads = kThreadsV;
   static constexpr int kItems = kItemsV;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
   static constexpr int kLookbackWindows = kLookbackWindowsV;
+  static constexpr bool kLookbackWarp = kLookbackWarpV;
+  static constexpr int kSleepNs = kSleepNsV;
   static constexpr int kTile = kThreads * kItems;
+  // Threads per block of a scan with (true) or without heads.
+  static constexpr int block_threads(bool has_heads) { return kThreads + (kLookbackWarp && !has_heads ? 32 : 0); }
 };
 
-// The policy of a scan of kElementBytes-byte elements into kAccumBytes-byte accumulators.
-// Registers (ptxas -v, sm_90): with 4-byte accumulators every whole-array op fits 32 registers
-// without spilling (8 blocks per SM). 8-byte accumulators get 40 (6 blocks), where the 64-bit
-// sums of 32-bit integers and of u64 still spill 8-24 bytes (uncapped they take 74 registers,
-// 3 blocks; to be settled by a sweep). Blocked and segmented scans hold the tile's loads in
-// registers while they mark its heads and carry (head, value) pairs through the block scan:
-// 48 registers (5 blocks; the widening 32-bit integer sums/products still spill 4-16 bytes).
-// Every policy has the same tile, so the grid and workspace are shared.
+// Items per thread: tiles of 32 KiB (4- and 8-byte elements) within the 48 KiB of static shared
+// memory a block may have. A 32-bit input whose scan widens to 64 bits (integer sums and
+// products) needs shared memory for its 64-bit outputs: 16 KiB of inputs, 32 KiB of outputs.
+// 2-byte elements take 32 items (16 KiB): a segmented scan's head bits for a thread fit one word.
+constexpr int scan_items(std::size_t element_bytes, std::size_t accum_bytes) {
+  return element_bytes >= 8 ? 16 : (element_bytes == 4 && accum_bytes > 4) ? 16 : 32;
+}
+
+// Blocks per SM (__launch_bounds__; caps registers at 65536 / (threads * blocks), in steps of 8):
+// 6 fit the 32 KiB tiles' shared memory (40 registers; 32 with a look-back warp); 2-byte
+// elements' 16 KiB tiles fit 7 (of 288 threads: 2048 per SM at most). Blocked and segmented scans carry (head, value) pairs: 40 registers with
+// 4-byte accumulators, 48 (5 blocks) with 8-byte ones. ptxas (sm_90): no spills, except 4-10
+// bytes in the segmented 32-bit integer products.
+constexpr int scan_min_blocks(std::size_t element_bytes, std::size_t accum_bytes, bool segmented) {
+  return segmented ? (accum_bytes <= 4 ? 6 : 5) : element_bytes == 2 ? 7 : 6;  // 2-byte: 7 x 288 threads
+}
+
+// The look-back warp (whole-array scans): +0.5-0.7 % of memcpy for f32 at 2^26-2^28, 1 % at
+// 2^20 (perf.md). Its ninth warp caps registers at 32 for 6 blocks per SM, where the 64-bit
+// accumulators' scans spill: they keep 40 registers and no look-back warp (the same speed for
+// the i32 -> i64 sum, measured).
+constexpr bool scan_lookback_warp(std::size_t accum_bytes, bool segmented) { return !segmented && accum_bytes <= 4; }
+
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor =
-    ScanPolicy<256, (kElementBytes >= 8 ? 8 : 16), (kSegmented ? 5 : kAccumBytes <= 4 ? 8 : 6), 16>;
-
+    ScanPolicy<256, scan_items(kElementBytes, kAccumBytes), scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), 16,
+               scan_lookback_warp(kAccumBytes, kSegmented)>;
 // The whole-array scan (device/scan_pipelined_kernel.cuh): persistent blocks, each thread holding
 // kRows 16-byte vectors of the tile it scans and kRows of the next tile, whose loads are in flight.
 // kMinBlocksPerSM caps registers so that the blocks fit; kSleepNs backs the look-back off between
@@ -70,7 +94,10 @@ inline constexpr bool kPipelinedWholeArrayScan = false;
 template <std::size_t kElementBytes, std::size_t kAccumBytes>
 using PipelinedScanPolicyFor = PipelinedScanPolicy<256, 4, (kAccumBytes <= 4 ? 4 : 3), 24, 0>;
 
-// Elements per tile (host code sizes the grid and the workspace with it).
-constexpr int scan_tile_elements(std::size_t element_bytes) { return 256 * (element_bytes >= 8 ? 8 : 16); }
+// The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
+// tile of this size, enough for every op's policy.
+constexpr int scan_tile_elements(std::size_t element_bytes) {
+  return 256 * (element_bytes >= 8 ? 16 : element_bytes == 4 ? 16 : 32);
+}
 
 }  // namespace foldkit::cuda::tuning
