@@ -55,7 +55,7 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
     return {
         {"tiled 256 thr x 16 items (16 KiB tiles), >= 8/SM (the 2026-11-23 library policy)", &run_tiled<T, 256, 16, 8>},
         {"tiled 256 x 40 (40 KiB), >= 5/SM", &run_tiled<T, 256, 40, 5>},
-        {"tiled 256 x 32, no look-back warp, >= 6/SM", &run_tiled<T, 256, 32, 6>},
+        {"tiled 256 x 32 + look-back warp, >= 6/SM", &run_tiled<T, 256, 32, 6, true>},
         {"tiled 256 x 32 + look-back warp, >= 5/SM", &run_tiled<T, 256, 32, 5, true>},
         {"tiled 256 x 32 + look-back warp sleeping 100 ns, >= 6/SM", &run_tiled<T, 256, 32, 6, true, 100>},
         {"tiled 256 x 40 + look-back warp, >= 5/SM", &run_tiled<T, 256, 40, 5, true>},
