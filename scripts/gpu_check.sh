@@ -127,6 +127,7 @@ if has sass; then
     echo "LDG: $(grep -oE 'LDG[.A-Z0-9]*|LDGSTS[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
     echo "STG: $(grep -o 'STG[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
     echo "local memory: $(grep -cE 'LDL|STL' "$OUT/sass_scan_f32_incl_sum.txt") instructions"
+    rm -f "$OUT/sass_scan_f32.txt"  # (the device tool returns at most 8 files: keep the CSVs)
   fi
 fi
 
