@@ -29,15 +29,15 @@ void run_pipelined(const void* in, void* out, std::int64_t n, void* ws, cudaStre
 
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
-template <class T, int kThreads, int kItems, int kMinBlocks, bool kLookbackWarp = false, int kSleepNs = 0>
+template <class T, int kThreads, int kItems, int kMinBlocks>
 void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
-  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, 16, kLookbackWarp, kSleepNs>;
+  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, 16>;
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
   auto* slots = reinterpret_cast<fc::ScanTileSlots<A>*>(static_cast<char*>(ws) + fc::kScanHeaderBytes);
-  fc::scan_kernel<Policy, false, Spec><<<tiles, Policy::block_threads(false), 0, s>>>(
+  fc::scan_kernel<Policy, false, Spec><<<tiles, kThreads, 0, s>>>(
       static_cast<const T*>(in), n, static_cast<typename Spec::output_type*>(out), A{}, header, slots, tiles, Spec{});
 }
 
@@ -55,16 +55,15 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
     return {
         {"tiled 256 thr x 16 items (16 KiB tiles), >= 8/SM (the 2026-11-23 library policy)", &run_tiled<T, 256, 16, 8>},
         {"tiled 256 x 40 (40 KiB), >= 5/SM", &run_tiled<T, 256, 40, 5>},
-        {"tiled 256 x 32 + look-back warp, >= 6/SM", &run_tiled<T, 256, 32, 6, true>},
-        {"tiled 256 x 32 + look-back warp, >= 5/SM", &run_tiled<T, 256, 32, 5, true>},
-        {"tiled 256 x 32 + look-back warp sleeping 100 ns, >= 6/SM", &run_tiled<T, 256, 32, 6, true, 100>},
-        {"tiled 256 x 40 + look-back warp, >= 5/SM", &run_tiled<T, 256, 40, 5, true>},
+        {"tiled 256 x 24 (24 KiB), >= 7/SM", &run_tiled<T, 256, 24, 7>},
+        {"tiled 128 x 32 (16 KiB), >= 10/SM", &run_tiled<T, 128, 32, 10>},
+        {"pipelined 256 thr x 4 rows (16 KiB tiles), 4/SM, look-back 1 window per poll", &run_pipelined<T, 256, 4, 4, 0, 0, 1>},
     };
   }
   if (dtype == foldkit::DType::i32) {
     using T = std::int32_t;
     return {
-        {"tiled 256 x 16 + look-back warp, >= 6/SM (32 registers)", &run_tiled<T, 256, 16, 6, true>},
+        {"tiled 256 x 8 (8 KiB in, 16 KiB out), >= 8/SM", &run_tiled<T, 256, 8, 8>},
     };
   }
   return {};

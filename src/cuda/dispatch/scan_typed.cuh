@@ -108,8 +108,7 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
   } else {
     auto* header = static_cast<ScanHeader*>(ws.ptr);
     auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
-    constexpr int kBlockThreads = Policy::block_threads(!std::is_same_v<Heads, NoHeads>);
-    scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), kBlockThreads, 0, stream>>>(
+    scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
         d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
     check_cuda(cudaGetLastError(), "launching scan_kernel");
   }

@@ -66,16 +66,14 @@ struct ScanSharedStorage {
   bool first_is_head;             // segmented: the tile's first element is a head
   TileHeadStorage<kTile> heads;   // segmented by offsets: the tile's head bits
   A lookback[Policy::kLookbackWindows][32];  // aggregates of whole windows passed over
-  A prefix;     // the tile's exclusive prefix (from the look-back)
-  A aggregate;  // the tile's aggregate (for the look-back warp)
+  A prefix;  // the tile's exclusive prefix (from the look-back)
   unsigned tile_index;
   unsigned flag;
 };
 
 // Policy: a tuning::ScanPolicy (threads, items per thread, blocks per SM, look-back windows).
-// Launch with Policy::block_threads(heads) threads per block.
 template <class Policy, bool kExclusive, class Spec, class Heads = NoHeads>
-__global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, NoHeads>), Policy::kMinBlocksPerSM)
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     scan_kernel(const typename Spec::input_type* in, std::int64_t n, typename Spec::output_type* out,
                 typename Spec::accum_type init, ScanHeader* header,
                 ScanTileSlots<typename Spec::accum_type>* slots, unsigned num_tiles, Spec spec, Heads heads = {}) {
@@ -87,14 +85,6 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
   constexpr int kItems = Policy::kItems;
   constexpr int kTile = Policy::kTile;
   constexpr bool kSegmented = !std::is_same_v<Heads, NoHeads>;
-  // A look-back warp (warp kThreads / 32) beside the kThreads workers: then the workers
-  // synchronise among themselves with a named barrier, and the whole block meets once, where
-  // the prefix is handed over.
-  constexpr bool kLookbackWarp = Policy::kLookbackWarp && !kSegmented;
-  auto sync_workers = [] {
-    if constexpr (kLookbackWarp) asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
-    else __syncthreads();
-  };
   __shared__ Storage smem;
   const unsigned tid = threadIdx.x;
   const unsigned lane = tid & 31u, warp = tid >> 5;
@@ -114,9 +104,6 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
   const std::int64_t base = static_cast<std::int64_t>(tile) * kTile;
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
 
-  // With kLookbackWarp, the last warp looks back from the start (section 3) while the workers
-  // load and reduce the tile (sections 1 and 2).
-  const bool lookback_warp = kLookbackWarp && warp == kThreads / 32;
   // The items are read from the tile twice, 16 bytes at a time (for the fold, and after the
   // look-back for the outputs), rather than held in registers: that keeps the kernel within its
   // register budget (tuning/scan_tuning.hpp) at any number of items.
@@ -124,75 +111,71 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
   auto read_chunk = [&](int j, T (&x)[kVecIn]) { read_thread_chunk<kItems>(smem.in_tile(), static_cast<int>(tid), j, x); };
   // A head restarts the running value: at the element (inclusive) or at init (exclusive).
   auto restart = [&](A x) { return kExclusive ? spec.op(init, x) : x; };
+
+  // 1. Asynchronous striped copies into shared memory; the head search of a segmented scan runs
+  // while they land. Then each thread reads its kItems consecutive elements (positions past n
+  // hold the identity, so no bounds tests follow).
+  start_tile_load<kThreads, kTile>(in + base, valid, Spec::identity_input(), smem.in_tile());
+  if constexpr (kSegmented) {
+    if (heads.offsets != nullptr) mark_offset_heads<kThreads, kTile>(heads, base, valid, smem.heads);
+  }
+  tile_io::wait_all_copies();
+  __syncthreads();
   unsigned head_mask = 0;  // bit k: item k starts a block or segment
-  A tile_aggregate = Spec::identity();
-  bool tile_head = false;
-  A thread_prefix = Spec::identity();  // the fold of the tile's elements before this thread's
-  bool thread_prefix_head = false;     // (segmented: since the last head) and whether one lies there
-  const bool has_thread_prefix = lane != 0 || warp != 0;
+  if constexpr (kSegmented) {
+    head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
+    if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
+  }
 
-  if (!lookback_warp) {
-    // 1. Asynchronous striped copies into shared memory; the head search of a segmented scan runs
-    // while they land. Then each thread reads its kItems consecutive elements (positions past n
-    // hold the identity, so no bounds tests follow).
-    start_tile_load<kThreads, kTile>(in + base, valid, Spec::identity_input(), smem.in_tile());
-    if constexpr (kSegmented) {
-      if (heads.offsets != nullptr) mark_offset_heads<kThreads, kTile>(heads, base, valid, smem.heads);
-    }
-    tile_io::wait_all_copies();
-    sync_workers();
-    if constexpr (kSegmented) {
-      head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
-      if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
-    }
-
-    // 2. Thread fold, then the block scan of thread totals (pairs (head, value) when segmented).
-    A thread_total;
+  // 2. Thread fold, then the block scan of thread totals (pairs (head, value) when segmented).
+  A thread_total;
 #pragma unroll
-    for (int j = 0; j < kItems / kVecIn; ++j) {
-      T x[kVecIn];
-      read_chunk(j, x);
+  for (int j = 0; j < kItems / kVecIn; ++j) {
+    T x[kVecIn];
+    read_chunk(j, x);
 #pragma unroll
-      for (int e = 0; e < kVecIn; ++e) {
-        const int k = j * kVecIn + e;
-        const A v = Spec::load(x[e]);
-        if (k == 0) thread_total = (head_mask & 1u) ? restart(v) : v;
-        else thread_total = ((head_mask >> k) & 1u) ? restart(v) : spec.op(thread_total, v);
-      }
-    }
-    bool warp_head = head_mask != 0;  // after the scan: a head in this lane or an earlier one
-    A warp_inclusive;
-    if constexpr (kSegmented) warp_inclusive = warp_inclusive_segmented_scan(thread_total, warp_head, spec.op);
-    else warp_inclusive = warp_inclusive_scan(thread_total, spec.op);
-    if (lane == 31) {
-      smem.warp_total[warp] = warp_inclusive;
-      if constexpr (kSegmented) smem.warp_head[warp] = warp_head;
-    }
-    sync_workers();
-    A warp_prefix = Spec::identity();  // fold of the warps before this one (since their last head)
-    bool warp_prefix_head = false;
-#pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) {
-      const A t = smem.warp_total[w];
-      const bool h = kSegmented && smem.warp_head[w];
-      if (w < static_cast<int>(warp)) {
-        warp_prefix = (w == 0 || h) ? t : spec.op(warp_prefix, t);
-        warp_prefix_head = warp_prefix_head || h;
-      }
-      tile_aggregate = (w == 0 || h) ? t : spec.op(tile_aggregate, t);
-      tile_head = tile_head || h;
-    }
-    // The exclusive prefix of this thread within the tile, and whether a head lies in it.
-    thread_prefix = __shfl_up_sync(0xffffffffu, warp_inclusive, 1);
-    if constexpr (kSegmented) thread_prefix_head = __shfl_up_sync(0xffffffffu, static_cast<int>(warp_head), 1) != 0;
-    if (lane == 0) {
-      thread_prefix = warp_prefix;
-      thread_prefix_head = warp_prefix_head;
-    } else if (warp > 0 && !thread_prefix_head) {
-      thread_prefix = spec.op(warp_prefix, thread_prefix);
-      thread_prefix_head = warp_prefix_head;
+    for (int e = 0; e < kVecIn; ++e) {
+      const int k = j * kVecIn + e;
+      const A v = Spec::load(x[e]);
+      if (k == 0) thread_total = (head_mask & 1u) ? restart(v) : v;
+      else thread_total = ((head_mask >> k) & 1u) ? restart(v) : spec.op(thread_total, v);
     }
   }
+  bool warp_head = head_mask != 0;  // after the scan: a head in this lane or an earlier one
+  A warp_inclusive;
+  if constexpr (kSegmented) warp_inclusive = warp_inclusive_segmented_scan(thread_total, warp_head, spec.op);
+  else warp_inclusive = warp_inclusive_scan(thread_total, spec.op);
+  if (lane == 31) {
+    smem.warp_total[warp] = warp_inclusive;
+    if constexpr (kSegmented) smem.warp_head[warp] = warp_head;
+  }
+  __syncthreads();
+  A warp_prefix = Spec::identity();  // fold of the warps before this one (since their last head)
+  A tile_aggregate = Spec::identity();
+  bool warp_prefix_head = false, tile_head = false;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) {
+    const A t = smem.warp_total[w];
+    const bool h = kSegmented && smem.warp_head[w];
+    if (w < static_cast<int>(warp)) {
+      warp_prefix = (w == 0 || h) ? t : spec.op(warp_prefix, t);
+      warp_prefix_head = warp_prefix_head || h;
+    }
+    tile_aggregate = (w == 0 || h) ? t : spec.op(tile_aggregate, t);
+    tile_head = tile_head || h;
+  }
+  // The exclusive prefix of this thread within the tile, and whether a head lies in it.
+  A thread_prefix = __shfl_up_sync(0xffffffffu, warp_inclusive, 1);
+  bool thread_prefix_head = false;
+  if constexpr (kSegmented) thread_prefix_head = __shfl_up_sync(0xffffffffu, static_cast<int>(warp_head), 1) != 0;
+  if (lane == 0) {
+    thread_prefix = warp_prefix;
+    thread_prefix_head = warp_prefix_head;
+  } else if (warp > 0 && !thread_prefix_head) {
+    thread_prefix = spec.op(warp_prefix, thread_prefix);
+    thread_prefix_head = warp_prefix_head;
+  }
+  const bool has_thread_prefix = lane != 0 || warp != 0;
 
   // 3. Publish and look back. Whole-array scans: inclusive prefixes include `init`, so
   // exclusive scans start at it. Segmented: a tile with a head publishes its inclusive prefix
@@ -215,21 +198,6 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
         smem.prefix = prefix;
       }
     }
-  } else if constexpr (kLookbackWarp) {
-    has_tile_prefix = tile != 0 || kExclusive;
-    if (lookback_warp) {
-      A prefix = kExclusive ? init : Spec::identity();
-      if (tile != 0)
-        prefix = look_back<Policy::kLookbackWindows, Policy::kSleepNs>(slots, tile, flag, spec.op, smem.lookback);
-      if (lane == 0) smem.prefix = prefix;
-    } else if (tid == 0) {
-      smem.aggregate = tile_aggregate;
-      if (tile == 0) {
-        if (num_tiles > 1) publish_scan_slot(slots[0].inclusive, kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate, flag);
-      } else {
-        publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
-      }
-    }
   } else {
     has_tile_prefix = tile != 0 || kExclusive;
     if (tile == 0) {
@@ -249,14 +217,7 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
       }
     }
   }
-  __syncthreads();  // (with a look-back warp: where the prefix and the aggregate change hands)
-  if constexpr (kLookbackWarp) {
-    if (lookback_warp) {
-      if (lane == 0 && tile != 0 && tile + 1 < num_tiles)
-        publish_scan_slot(slots[tile].inclusive, spec.op(smem.prefix, smem.aggregate), flag);
-      return;
-    }
-  }
+  __syncthreads();
   // The value before this thread's first item; none only before element 0 of an inclusive
   // scan or, segmented, before a thread whose first item is a head.
   A running = Spec::identity();
@@ -302,7 +263,7 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
 #pragma unroll
       for (int e = 0; e < kVecIn; ++e) x[j * kVecIn + e] = c[e];
     }
-    sync_workers();
+    __syncthreads();
 #pragma unroll
     for (int j = 0; j < kItems / kVecOut; ++j) {
       O chunk[kVecOut];
@@ -311,7 +272,7 @@ __global__ void __launch_bounds__(Policy::block_threads(!std::is_same_v<Heads, N
       write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
     }
   }
-  sync_workers();
+  __syncthreads();
   store_tile<kThreads, kTile>(smem.out_tile(), valid, out + base);
 }
 

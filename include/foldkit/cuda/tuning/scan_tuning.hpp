@@ -18,22 +18,13 @@ namespace foldkit::cuda::tuning {
 // and keeps up to this many whole windows of aggregates in shared memory before it waits for an
 // inclusive prefix: 16 windows = 512 tiles, more than the ~1000 resident tiles' start-up wave
 // needs per round trip, for 2-4 KiB of shared memory.
-// kLookbackWarp: the whole-array scan runs its look-back in a warp of its own (the block has
-// kThreads + 32 threads), from the moment the tile's loads are issued, so that the tile's prefix
-// is usually known by the time its own aggregate is; kSleepNs backs that warp off between
-// unsuccessful polls (0: none). Blocked and segmented scans ignore both.
-template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV, bool kLookbackWarpV = false,
-          int kSleepNsV = 0>
+template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV>
 struct ScanPolicy {
   static constexpr int kThreads = kThreadsV;
   static constexpr int kItems = kItemsV;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
   static constexpr int kLookbackWindows = kLookbackWindowsV;
-  static constexpr bool kLookbackWarp = kLookbackWarpV;
-  static constexpr int kSleepNs = kSleepNsV;
   static constexpr int kTile = kThreads * kItems;
-  // Threads per block of a scan with (true) or without heads.
-  static constexpr int block_threads(bool has_heads) { return kThreads + (kLookbackWarp && !has_heads ? 32 : 0); }
 };
 
 // Items per thread: tiles of 32 KiB (4- and 8-byte elements) within the 48 KiB of static shared
@@ -46,28 +37,16 @@ constexpr int scan_items(std::size_t element_bytes, std::size_t accum_bytes) {
 
 // Blocks per SM (__launch_bounds__; caps registers at 65536 / (threads * blocks), in steps of 8):
 // 6 fit the 32 KiB tiles' shared memory (40 registers); 2-byte elements' 16 KiB tiles fit 8
-// (32 registers; with a look-back warp, 7 blocks of 288 threads). Blocked and segmented scans carry (head, value) pairs: 40 registers with
+// (32 registers). Blocked and segmented scans carry (head, value) pairs: 40 registers with
 // 4-byte accumulators, 48 (5 blocks) with 8-byte ones. ptxas (sm_90): no spills, except 4-10
 // bytes in the segmented 32-bit integer products.
 constexpr int scan_min_blocks(std::size_t element_bytes, std::size_t accum_bytes, bool segmented) {
   return segmented ? (accum_bytes <= 4 ? 6 : 5) : element_bytes == 2 ? 8 : 6;
 }
 
-// The look-back warp (whole-array scans) measured +0.5-0.7 % of memcpy for f32 at 2^26-2^28 and
-// 1 % at 2^20 (perf.md), but compute-sanitizer racecheck reports hazards on its hand-over of
-// the prefix (a write before the block's barrier 0 against a read after it, across the workers'
-// named barrier 1). The SASS orders them (both sides pass the one BAR.SYNC 0), so this looks
-// like racecheck mis-pairing the partial barrier; until that is settled, the default is off.
-constexpr bool scan_lookback_warp(std::size_t accum_bytes, bool segmented) {
-  (void)accum_bytes;
-  (void)segmented;
-  return false;
-}
-
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor =
-    ScanPolicy<256, scan_items(kElementBytes, kAccumBytes), scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), 16,
-               scan_lookback_warp(kAccumBytes, kSegmented)>;
+    ScanPolicy<256, scan_items(kElementBytes, kAccumBytes), scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), 16>;
 // The whole-array scan (device/scan_pipelined_kernel.cuh): persistent blocks, each thread holding
 // kRows 16-byte vectors of the tile it scans and kRows of the next tile, whose loads are in flight.
 // kMinBlocksPerSM caps registers so that the blocks fit; kSleepNs backs the look-back off between
