@@ -16,17 +16,6 @@ template <class T>
 using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit::scan_result_t<ReduceOp::sum, T>,
                              fc::detail::scan_combine_t<ReduceOp::sum, foldkit::scan_accum_t<ReduceOp::sum, T>>>;
 
-// A pipelined policy at `per_sm` resident blocks per SM (0: as many as fit).
-template <class T, int kThreads, int kRows, int kMinBlocks, int kSleepNs, int kPerSm, int kBatch = 4>
-void run_pipelined(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
-  using Spec = SumSpec<T>;
-  using Policy = fc::tuning::PipelinedScanPolicy<kThreads, kRows, kMinBlocks, 24, kSleepNs, kBatch>;
-  const int fit = fc::detail::pipelined_blocks_per_sm<Policy, false, Spec>();
-  fc::detail::launch_pipelined_scan<Policy, false, Spec>(
-      static_cast<const T*>(in), n, static_cast<typename Spec::output_type*>(out), typename Spec::accum_type{}, ws, s,
-      kPerSm > 0 && kPerSm < fit ? kPerSm : fit);
-}
-
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
 template <class T, int kThreads, int kItems, int kMinBlocks>
@@ -47,9 +36,9 @@ constexpr std::int64_t kSmallestTile = 2048;
 }  // namespace
 
 std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
-  // (No variant may be an instantiation the library also makes (tuning/scan_tuning.hpp): the
-  // pipelined kernel raises its shared-memory limit per module, and a kernel instantiated in two
-  // modules failed to launch.)
+  // (No variant may be an instantiation the library also makes (tuning/scan_tuning.hpp): a
+  // kernel that raised its shared-memory limit failed to launch when instantiated in two
+  // modules, 2026-11-23.)
   if (dtype == foldkit::DType::f32) {
     using T = float;
     return {
@@ -57,7 +46,6 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
         {"tiled 256 x 40 (40 KiB), >= 5/SM", &run_tiled<T, 256, 40, 5>},
         {"tiled 256 x 24 (24 KiB), >= 7/SM", &run_tiled<T, 256, 24, 7>},
         {"tiled 128 x 32 (16 KiB), >= 10/SM", &run_tiled<T, 128, 32, 10>},
-        {"pipelined 256 thr x 4 rows (16 KiB tiles), 4/SM, look-back 1 window per poll", &run_pipelined<T, 256, 4, 4, 0, 0, 1>},
     };
   }
   if (dtype == foldkit::DType::i32) {

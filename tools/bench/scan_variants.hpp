@@ -16,7 +16,7 @@
 namespace fkbench {
 
 struct ScanVariant {
-  std::string name;  // e.g. "pipelined 256x4 rows, 4/SM"
+  std::string name;  // e.g. "tiled 256 x 24 (24 KiB), >= 7/SM"
   // Inclusive sum of n elements (foldkit's types: i32 -> int64), into out, using `workspace`
   // (scan_variant_workspace_bytes, zeroed once). Launches only; no synchronisation.
   void (*run)(const void* in, void* out, std::int64_t n, void* workspace, cudaStream_t s);

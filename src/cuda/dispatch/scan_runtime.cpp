@@ -130,9 +130,8 @@ std::size_t scan_workspace_bytes(std::int64_t n, DType dtype) {
   // The widest accumulator any scan op of this dtype uses: 8 bytes for 4- and 8-byte types
   // (integer sums widen), 4 (float) for half/bf16.
   const std::size_t accum = element == 2 ? 4 : 8;
-  // One tile more than n needs: the whole-array scan puts its tiles on a grid aligned to the
-  // input's 16-byte boundaries, which can cut one more tile.
-  const std::int64_t tiles = n > 0 ? detail::scan_tiles(n, element) + 1 : 0;
+  // A slot per tile of the smallest tile any op of this dtype uses (the others need fewer).
+  const std::int64_t tiles = n > 0 ? detail::scan_tiles(n, element) : 0;
   return detail::scan_workspace_bytes_for(tiles, accum);
 }
 

@@ -4,13 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "cuda/dispatch/scan_runtime.hpp"
 #include "foldkit/cuda/device/scan_kernel.cuh"
-#include "foldkit/cuda/device/scan_pipelined_kernel.cuh"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/tuning/scan_tuning.hpp"
@@ -23,58 +20,6 @@ template <ReduceOp Op, class A>
 using scan_combine_t = std::conditional_t<
     Op == ReduceOp::sum, op::Sum<A>,
     std::conditional_t<Op == ReduceOp::prod, op::Prod<A>, std::conditional_t<Op == ReduceOp::min, op::Min<A>, op::Max<A>>>>;
-
-// Resident blocks per SM of one pipelined-scan kernel, asked of the runtime once per
-// instantiation (the static belongs to the instantiation) and remembered.
-// (The kernel's shared-memory stages exceed the default 48 KiB: the limit is raised first.)
-template <class Policy, bool kExclusive, class Spec>
-int pipelined_blocks_per_sm() {
-  static std::atomic<int> known{0};
-  int blocks = known.load(std::memory_order_relaxed);
-  if (blocks == 0) {
-    const auto kernel = scan_pipelined_kernel<Policy, kExclusive, Spec>;
-    const std::size_t stage_bytes = PipelinedTile<Policy, typename Spec::input_type>::stage_bytes();
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage_bytes)),
-               "cudaFuncSetAttribute (scan shared memory)");
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Policy::kThreads, stage_bytes),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor (scan)");
-    if (blocks < 1) throw Error(Errc::unsupported, "scan: the kernel does not fit on this GPU");
-    known.store(blocks, std::memory_order_relaxed);
-  }
-  return blocks;
-}
-
-// The whole-array scan: a persistent grid of the pipelined kernel, at most as many blocks as are
-// resident at once and never more than there are tiles. Arguments already validated.
-template <class Policy, bool kExclusive, class Spec>
-void launch_pipelined_scan(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::output_type* d_out,
-                           typename Spec::accum_type init, void* workspace, cudaStream_t stream, int blocks_per_sm) {
-  using T = typename Spec::input_type;
-  using O = typename Spec::output_type;
-  using A = typename Spec::accum_type;
-  const std::int64_t tile = Policy::tile_elements(sizeof(T));
-  const auto in_address = reinterpret_cast<std::uintptr_t>(d_in);
-  const int skew = static_cast<int>(in_address % 16 / sizeof(T));
-  const std::int64_t tiles = (n + skew + tile - 1) / tile;
-  const std::int64_t grid = std::min<std::int64_t>(tiles, static_cast<std::int64_t>(blocks_per_sm) * current_sm_count());
-  if (tiles + 3 * grid > 0xffffffffLL) throw Error(Errc::unsupported, "scan: n is too large");
-  PipelinedScanArgs<Spec> args;
-  args.in = d_in;
-  args.out = d_out;
-  args.n = n;
-  args.init = init;
-  args.header = static_cast<ScanHeader*>(workspace);
-  args.slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(workspace) + kScanHeaderBytes);
-  args.num_tiles = static_cast<unsigned>(tiles);
-  args.last_draw = static_cast<unsigned>(tiles + 3 * grid - 1);
-  args.skew = skew;
-  // Full tiles' outputs start at out + (t * tile - skew) elements: 16-byte aligned for every t
-  // exactly when out - skew elements is (tile * sizeof(O) is a multiple of 16).
-  args.vector_out = (reinterpret_cast<std::uintptr_t>(d_out) - static_cast<std::uintptr_t>(skew) * sizeof(O)) % 16 == 0;
-  scan_pipelined_kernel<Policy, kExclusive, Spec>
-      <<<static_cast<unsigned>(grid), Policy::kThreads, PipelinedTile<Policy, T>::stage_bytes(), stream>>>(args, Spec{});
-  check_cuda(cudaGetLastError(), "launching scan_pipelined_kernel");
-}
 
 // One scan launch. Heads: NoHeads (whole array) or SegmentHeads (blocked / segmented, already
 // validated by the caller).
@@ -99,19 +44,11 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
                      std::is_same_v<T, O>, ws, need);
   if (reinterpret_cast<std::uintptr_t>(d_in) % alignof(T) != 0 || reinterpret_cast<std::uintptr_t>(d_out) % alignof(O) != 0)
     throw Error(Errc::invalid_argument, "scan: input or output is not aligned to its element size");
-  if constexpr (std::is_same_v<Heads, NoHeads> && tuning::kPipelinedWholeArrayScan) {
-    using Pipelined = tuning::PipelinedScanPolicyFor<sizeof(T), sizeof(A)>;
-    static_assert(Pipelined::tile_elements(sizeof(T)) >= tuning::scan_tile_elements(sizeof(T)),
-                  "the workspace is sized by scan_tile_elements");
-    launch_pipelined_scan<Pipelined, kExclusive, Spec>(d_in, n, d_out, init, ws.ptr, stream,
-                                                       pipelined_blocks_per_sm<Pipelined, kExclusive, Spec>());
-  } else {
-    auto* header = static_cast<ScanHeader*>(ws.ptr);
-    auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
-    scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
-        d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
-    check_cuda(cudaGetLastError(), "launching scan_kernel");
-  }
+  auto* header = static_cast<ScanHeader*>(ws.ptr);
+  auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
+  scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
+      d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
+  check_cuda(cudaGetLastError(), "launching scan_kernel");
 }
 
 // The accumulator's view of an exclusive scan's init (half/bf16 inits widen to float).

@@ -67,22 +67,14 @@ __device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[S
 // newer lane sees at least an aggregate (done), or every lane sees an aggregate (then the
 // window's aggregates are kept in `store` and the warp moves 32 tiles further back, up to
 // kWindows windows; past that it waits in the last window for an inclusive prefix to appear).
-// kSleepNs > 0 backs off between unsuccessful polls (fewer L2 requests from waiting warps).
 // The prefix is then folded LEFT TO RIGHT: from that inclusive prefix through every newer
 // aggregate, oldest first. Whichever predecessor the look-back stopped at, that is the left
 // fold of all tile aggregates before `tile`, so it is the same bits on every call. Tiles take
 // their index from a ticket, so every predecessor is held by a block that is running or done:
 // the wait ends on any GPU.
-//
-// Anchor: a block that scanned an earlier tile `anchor` (< tile) knows that tile's inclusive
-// prefix (`anchor_value`) without reading it, so the walk never needs to go past it and never
-// waits for another block's inclusive prefix, only for aggregates (which no block delays behind
-// a look-back of its own). anchor = -1: none.
-// kBatch > 1 polls that many windows per round trip (each lane loads kBatch predecessors, 32
-// apart), for walks that are expected to be long (an anchor a grid of tiles back).
-template <int kWindows, int kSleepNs = 0, int kBatch = 1, class A, class Op>
+template <int kWindows, class A, class Op>
 __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
-                                       A (*store)[32], long long anchor = -1, A anchor_value = A{}) {
+                                       A (*store)[32]) {
   constexpr int kWords = ScanTileSlots<A>::kWords;
   const unsigned lane = threadIdx.x & 31u;
   long long newest = static_cast<long long>(tile) - 1;  // the current window's lane-0 predecessor
@@ -90,55 +82,31 @@ __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned t
   A value{};
   unsigned s = 0;
   while (true) {
-    A values[kBatch];
-    bool inclusive[kBatch], any[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const long long pred = newest - 32 * b - static_cast<long long>(lane);
-      inclusive[b] = false;
-      any[b] = false;
-      values[b] = A{};
-      if (anchor >= 0 && pred <= anchor) {  // the anchor (older lanes never matter past it)
-        inclusive[b] = pred == anchor;
-        any[b] = true;
-        if (inclusive[b]) values[b] = anchor_value;
-      } else if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
-        unsigned long long wi[kWords], wa[kWords];
-        load_scan_slot<A>(slots[pred].inclusive, wi);
-        load_scan_slot<A>(slots[pred].aggregate, wa);
-        A aggregate{};
-        inclusive[b] = decode_scan_slot<A>(wi, flag, values[b]);
-        const bool has_aggregate = decode_scan_slot<A>(wa, flag, aggregate);
-        if (!inclusive[b]) values[b] = aggregate;
-        any[b] = inclusive[b] || has_aggregate;
-      }
+    const long long pred = newest - static_cast<long long>(lane);
+    bool inclusive = false, any = false;
+    value = A{};
+    if (pred >= 0) {  // (lanes past tile 0 never matter: tile 0 publishes an inclusive prefix)
+      unsigned long long wi[kWords], wa[kWords];
+      load_scan_slot<A>(slots[pred].inclusive, wi);
+      load_scan_slot<A>(slots[pred].aggregate, wa);
+      A aggregate{};
+      inclusive = decode_scan_slot<A>(wi, flag, value);
+      const bool has_aggregate = decode_scan_slot<A>(wa, flag, aggregate);
+      if (!inclusive) value = aggregate;
+      any = inclusive || has_aggregate;
     }
-    // The polled windows in order, newest first: done at an inclusive prefix whose newer lanes
-    // all have aggregates; a window of aggregates is kept and the next one examined; anything
-    // else is polled again.
-    bool done = false, moved = false;
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive[b]);
-      const unsigned any_mask = __ballot_sync(0xffffffffu, any[b]);
-      if (inclusive_mask != 0) {
-        s = __ffs(inclusive_mask) - 1;
-        const unsigned newer = (1u << s) - 1u;
-        if ((any_mask & newer) == newer) {
-          value = values[b];
-          done = true;
-        }
-        break;
-      }
-      if (any_mask != 0xffffffffu || windows + 1 >= kWindows) break;
-      store[windows][lane] = values[b];  // a whole window of aggregates: keep it, look further back
+    // Done at an inclusive prefix whose newer lanes all have aggregates; a window of aggregates
+    // is kept and the next one examined; anything else is polled again.
+    const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive);
+    const unsigned any_mask = __ballot_sync(0xffffffffu, any);
+    if (inclusive_mask != 0) {
+      s = __ffs(inclusive_mask) - 1;
+      const unsigned newer = (1u << s) - 1u;
+      if ((any_mask & newer) == newer) break;
+    } else if (any_mask == 0xffffffffu && windows + 1 < kWindows) {
+      store[windows][lane] = value;  // a whole window of aggregates: keep it, look further back
       ++windows;
       newest -= 32;
-      moved = true;
-    }
-    if (done) break;
-    if constexpr (kSleepNs > 0) {
-      if (!moved) __nanosleep(kSleepNs);
     }
   }
   // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first. The

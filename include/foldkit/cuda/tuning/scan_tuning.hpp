@@ -47,37 +47,6 @@ constexpr int scan_min_blocks(std::size_t element_bytes, std::size_t accum_bytes
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor =
     ScanPolicy<256, scan_items(kElementBytes, kAccumBytes), scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), 16>;
-// The whole-array scan (device/scan_pipelined_kernel.cuh): persistent blocks, each thread holding
-// kRows 16-byte vectors of the tile it scans and kRows of the next tile, whose loads are in flight.
-// kMinBlocksPerSM caps registers so that the blocks fit; kSleepNs backs the look-back off between
-// unsuccessful polls (0: none).
-template <int kThreadsV, int kRowsV, int kMinBlocksPerSMV, int kLookbackWindowsV, int kSleepNsV, int kLookbackBatchV = 4>
-struct PipelinedScanPolicy {
-  static constexpr int kLookbackBatch = kLookbackBatchV;  // look-back windows polled per round trip
-  static constexpr int kThreads = kThreadsV;
-  static constexpr int kRows = kRowsV;
-  static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
-  static constexpr int kLookbackWindows = kLookbackWindowsV;
-  static constexpr int kSleepNs = kSleepNsV;
-  // Elements per tile for elements of kElementBytes (16-byte vectors).
-  static constexpr int tile_elements(std::size_t element_bytes) {
-    return kThreads * kRows * static_cast<int>(16 / element_bytes);
-  }
-};
-
-// Whole-array scans use the pipelined kernel (true) or the one-tile-per-block scan_kernel
-// (false). The pipelined kernel is correct (GPU suite, memcheck and racecheck, 2026-11-23) but
-// not yet faster: 1216 us for 2^28 f32 against the tiled kernel's 843 (docs/perf.md).
-inline constexpr bool kPipelinedWholeArrayScan = false;
-
-// The library's policy for elements of kElementBytes and accumulators of kAccumBytes: 16 KiB
-// tiles (4 vectors per thread), at least scan_tile_elements() elements (the workspace is sized
-// by those). Three 16 KiB stages per block: 4 blocks per SM fit in shared memory. The look-back
-// keeps up to 24 windows (768 tiles): a block's consecutive tiles are about one grid apart (<=
-// 528 on an H100), so it reaches its anchor without waiting for an inclusive prefix.
-template <std::size_t kElementBytes, std::size_t kAccumBytes>
-using PipelinedScanPolicyFor = PipelinedScanPolicy<256, 4, (kAccumBytes <= 4 ? 4 : 3), 24, 0>;
-
 // The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
 // tile of this size, enough for every op's policy.
 constexpr int scan_tile_elements(std::size_t element_bytes) {
