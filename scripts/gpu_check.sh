@@ -5,7 +5,7 @@
 #   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps only when named)
 # (sanitize-scan: only the whole-array scan's memcheck past one wave and a scan racecheck.)
-# Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
+# Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only).
 # Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
@@ -145,8 +145,8 @@ fi
 
 if has sweep; then
   stamp sweep
-  "$BUILD/tools/bench/foldkit-bench" sweep --csv "$OUT/sweep.csv" > "$OUT/sweep.txt" 2>&1 || status=1
-  tail -60 "$OUT/sweep.txt"
+  timeout 480 "$BUILD/tools/bench/foldkit-bench" sweep ${SWEEP_ARGS:-} --csv "$OUT/sweep.csv" > "$OUT/sweep.txt" 2>&1 || status=1
+  grep -E "table row|result checks|FAIL|!!!" "$OUT/sweep.txt" | tail -20
 fi
 stamp "done (status $status)"
 exit $status

@@ -1,7 +1,10 @@
-// `foldkit-bench sweep`: times foldkit's sum kernel over a grid of launch configurations
-// (block_threads x unroll x blocks_per_sm) for each dtype at n = 2^14 ... 2^24 (even powers) and 2^28, to choose the
-// constants in src/cuda/tuning/. Prints each case's best configurations beside the tuned
-// default, and at the end, per dtype, the configuration that is closest to the best at every size.
+// `foldkit-bench sweep`: times foldkit's reduction kernel over a grid of launch configurations
+// (block_threads x unroll x blocks_per_sm) for one op of each tuning family (sum f32, max f32,
+// argmax f32, sum i32, sum f64, sum f16) at the tuning table's sample sizes (4 KiB ... 1 GiB of
+// input), to choose the table in include/foldkit/cuda/tuning/reduce_tuning.hpp. Prints each
+// case's best configurations beside the tuned default (with and without programmatic launch),
+// and at the end, per family and size tier, the configuration closest to the best on both the
+// per-call median and the back-to-back mean, as table rows.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +25,7 @@ namespace {
 using foldkit::DType;
 using foldkit::ReduceOp;
 using foldkit::cuda::detail::ReduceLaunchConfig;
+namespace tuning = foldkit::cuda::tuning;
 
 constexpr int kThreads[] = {128, 256, 512, 1024};
 constexpr int kUnrolls[] = {1, 2, 4, 8};
@@ -42,6 +46,21 @@ struct Measured {
   Row row;
 };
 
+struct Case {
+  ReduceOp op;
+  DType dtype;
+};
+
+// Both times of one configuration at one size, for the closing table.
+struct Times {
+  double median_us, batch_us;
+};
+
+const char* family_name(tuning::ReduceFamily f) {
+  static const char* const names[] = {"narrow", "value4", "widen4", "value8", "arg2", "arg4", "arg8"};
+  return names[static_cast<int>(f)];
+}
+
 class Sweep {
  public:
   explicit Sweep(const Options& opt) : opt_(opt), sess_(opt) {}
@@ -49,38 +68,46 @@ class Sweep {
 
  private:
   // Returns every configuration the kernel accepted, timed.
-  std::vector<Measured> sweep_case(DType dtype, std::int64_t n);
-  void print_results(DType dtype, std::int64_t n, std::vector<Measured> all, const Measured& tuned, int rejected,
-                  const CeilingResult& ceil);
+  std::vector<Measured> sweep_case(Case c, int tier);
+  void print_results(Case c, std::int64_t n, std::vector<Measured> all, const Measured& tuned, int rejected,
+                     const CeilingResult& ceil);
   void print_suggestions() const;
 
   const Options& opt_;
   GpuSession sess_;
   CsvWriter csv_;
   Summary summary_;
-  // batch time per (dtype, n, config name) for the closing suggestion
-  std::map<std::string, std::map<std::int64_t, std::map<std::string, double>>> times_;
+  // times per (case name, tier, config name) and each case's family, for the closing table
+  std::map<std::string, std::map<int, std::map<std::string, Times>>> times_;
+  std::map<std::string, tuning::ReduceFamily> family_;
 };
 
 int Sweep::run() {
-  const Header h = sess_.make_header("foldkit-bench sweep: launch configurations of foldkit's sum kernel", opt_);
+  const Header h = sess_.make_header("foldkit-bench sweep: launch configurations of foldkit's reduction kernel", opt_);
   print_header(h);
   if (!opt_.csv_path.empty() && !csv_.open(opt_.csv_path, h)) return 1;
 
-  std::vector<DType> dtypes;
-  for (DType t : foldkit::kAllDTypes) {
-    if (opt_.sweep_dtypes.empty() ||
-        std::find(opt_.sweep_dtypes.begin(), opt_.sweep_dtypes.end(), foldkit::dtype_name(t)) != opt_.sweep_dtypes.end())
-      dtypes.push_back(t);
+  // One op of each family the table tunes (the 8-byte and 2-byte arg families keep theirs).
+  // --dtypes keeps the cases of those dtypes.
+  const Case all_cases[] = {{ReduceOp::sum, DType::f32}, {ReduceOp::max, DType::f32}, {ReduceOp::argmax, DType::f32},
+                            {ReduceOp::sum, DType::i32}, {ReduceOp::sum, DType::f64}, {ReduceOp::sum, DType::f16}};
+  for (const Case& c : all_cases) {
+    const char* name = foldkit::dtype_name(c.dtype);
+    if (!opt_.sweep_dtypes.empty() &&
+        std::find(opt_.sweep_dtypes.begin(), opt_.sweep_dtypes.end(), name) == opt_.sweep_dtypes.end())
+      continue;
+    for (int tier = 0; tier < tuning::kTiers; ++tier) sweep_case(c, tier);
   }
-  for (DType t : dtypes)
-    for (int k : {14, 16, 18, 20, 22, 24, 28}) sweep_case(t, std::int64_t{1} << k);
   print_suggestions();
   summary_.print(false);
   return summary_.failures();
 }
 
-std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
+std::vector<Measured> Sweep::sweep_case(Case c, int tier) {
+  const DType dtype = c.dtype;
+  const ReduceOp op = c.op;
+  const std::int64_t n =
+      static_cast<std::int64_t>(tuning::tier_sample_bytes(tier) / static_cast<std::size_t>(foldkit::dtype_size(dtype)));
   InputPool& pool = sess_.pool();
   cudaStream_t s = sess_.stream();
   pool.prepare(dtype, n, input_seed(dtype, n), s);
@@ -91,7 +118,9 @@ std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
   unsigned char ref[64] = {};
   bool have_ref = false;
   try {
-    auto cub = make_cub_sum(dtype, n);
+    auto cub = op == ReduceOp::sum ? make_cub_sum(dtype, n)
+               : op == ReduceOp::max ? make_cub_max_f32(n)
+                                     : make_cub_argmax_f32(n);
     cub->run(pool.copy(0), sess_.out(1), s);
     FKB_CHECK_LAUNCH("CUB reference");
     sess_.read_result(1, ref, sizeof ref);
@@ -105,7 +134,7 @@ std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
     Row& r = m.row;
     r.mode = "sweep";
     r.impl = impl;
-    r.op = "sum";
+    r.op = foldkit::op_name(op);
     r.dtype = foldkit::dtype_name(dtype);
     r.n = n;
     r.bytes = bytes;
@@ -114,14 +143,14 @@ std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
     r.ceil_batch_us = ceil.batch_us;
     const foldkit::cuda::Workspace ws = sess_.workspace();
     auto call = [&, cfg](const void* in) {
-      foldkit::cuda::detail::reduce_sum_with_config(dtype, in, n, sess_.out(0), ws, cfg, s);
+      foldkit::cuda::detail::reduce_with_config(op, dtype, in, n, sess_.out(0), ws, cfg, s);
     };
     try {
       call(pool.copy(0));
-      FKB_CHECK_LAUNCH("reduce_sum_with_config");
+      FKB_CHECK_LAUNCH("reduce_with_config");
       unsigned char got[64] = {};
       sess_.read_result(0, got, sizeof got);
-      r.check = have_ref ? compare_results(ReduceOp::sum, dtype, got, ref, "foldkit", "cub") : "";
+      r.check = have_ref ? compare_results(op, dtype, got, ref, "foldkit", "cub") : "";
       const Timing t = sess_.time(call);
       r.median_us = t.median_us;
       r.batch_us = t.batch_us;
@@ -136,10 +165,20 @@ std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
     return m;
   };
 
-  const ReduceLaunchConfig tuned_cfg = foldkit::cuda::detail::tuned_reduce_config(dtype, n);
+  const ReduceLaunchConfig tuned_cfg = foldkit::cuda::detail::tuned_reduce_config(op, dtype, n);
   const Measured tuned = measure(tuned_cfg, "foldkit-tuned", nullptr);
   csv_.write(tuned.row);
   summary_.add_check(tuned.row);
+  // The same configuration launched without programmatic dependent launch: what PDL costs or
+  // saves per call and back to back.
+  ReduceLaunchConfig no_pdl = tuned_cfg;
+  no_pdl.programmatic_launch = false;
+  Measured tuned_no_pdl = measure(no_pdl, "foldkit-tuned-no-pdl", nullptr);
+  tuned_no_pdl.row.config += " no-PDL";
+  csv_.write(tuned_no_pdl.row);
+  summary_.add_check(tuned_no_pdl.row);
+  std::printf("  tuned %s: PDL on %.2f / %.2f us, off %.2f / %.2f us (median / batch)\n", cfg_name(tuned_cfg).c_str(),
+              tuned.row.median_us, tuned.row.batch_us, tuned_no_pdl.row.median_us, tuned_no_pdl.row.batch_us);
 
   std::vector<Measured> all;
   int rejected = 0;
@@ -156,15 +195,22 @@ std::vector<Measured> Sweep::sweep_case(DType dtype, std::int64_t n) {
         if (check_failed(m.row)) summary_.add_check(m.row);
         all.push_back(m);
       }
-  print_results(dtype, n, all, tuned, rejected, ceil);
+  print_results(c, n, all, tuned, rejected, ceil);
+  const std::string key = std::string(foldkit::op_name(op)) + " " + foldkit::dtype_name(dtype);
+  family_[key] = foldkit::cuda::detail::reduce_family_of(op, dtype);
+  for (const Measured& m : all)
+    if (!std::isnan(m.row.batch_us) && !std::isnan(m.row.median_us))
+      times_[key][tier][m.row.config] = Times{m.row.median_us, m.row.batch_us};
+  times_[key][tier]["tuned: " + tuned.row.config] = Times{tuned.row.median_us, tuned.row.batch_us};
   return all;
 }
 
-void Sweep::print_results(DType dtype, std::int64_t n, std::vector<Measured> all, const Measured& tuned, int rejected,
-                       const CeilingResult& ceil) {
+void Sweep::print_results(Case c, std::int64_t n, std::vector<Measured> all, const Measured& tuned, int rejected,
+                          const CeilingResult& ceil) {
+  const DType dtype = c.dtype;
   const std::size_t bytes = tuned.row.bytes;
-  std::printf("\n== sum %s n=%s (%.0f MiB): %zu configurations timed, %d rejected; ceiling %.2f us batch = %.0f GB/s ==\n",
-              foldkit::dtype_name(dtype), pow2_label(n).c_str(), bytes / 1048576.0, all.size(), rejected,
+  std::printf("\n== %s %s n=%s (%.0f MiB): %zu configurations timed, %d rejected; ceiling %.2f us batch = %.0f GB/s ==\n",
+              foldkit::op_name(c.op), foldkit::dtype_name(dtype), pow2_label(n).c_str(), bytes / 1048576.0, all.size(), rejected,
               ceil.batch_us, gbps(bytes, ceil.batch_us));
   // Rank by batch mean (steady-state throughput), median beside it.
   std::sort(all.begin(), all.end(), [](const Measured& a, const Measured& b) {
@@ -191,41 +237,43 @@ void Sweep::print_results(DType dtype, std::int64_t n, std::vector<Measured> all
     if (check_failed(m.row)) std::printf("  !!!!!!!! %s: %s !!!!!!!!\n", m.row.config.c_str(), m.row.check.c_str());
   if (check_failed(tuned.row)) std::printf("  !!!!!!!! tuned: %s !!!!!!!!\n", tuned.row.check.c_str());
   std::fflush(stdout);
-
-  for (const Measured& m : all)
-    if (!std::isnan(m.row.batch_us)) times_[foldkit::dtype_name(dtype)][n][m.row.config] = m.row.batch_us;
-  times_[foldkit::dtype_name(dtype)][n]["tuned: " + tuned.row.config] = tuned.row.batch_us;
 }
 
-// Per dtype: the grid configuration whose worst slowdown against each size's best is smallest,
-// i.e. the one a single constant per dtype should be.
+// Per case and size tier: the configuration whose worse ratio to that size's best (per-call
+// median and back-to-back mean, each against its own best) is smallest, beside the tuned
+// default's; then per case one table row for reduce_tuning.hpp.
 void Sweep::print_suggestions() const {
-  std::printf("\n== Per dtype: the configuration closest to the best at every size (by batch mean) ==\n");
-  for (const auto& [dtype, by_n] : times_) {
-    std::map<std::int64_t, double> best;
-    for (const auto& [n, cfgs] : by_n)
-      for (const auto& [name, t] : cfgs)
-        if (!best.count(n) || t < best[n]) best[n] = t;
-    std::string pick;
-    double pick_score = 1e300;
-    const auto& first = by_n.begin()->second;
-    for (const auto& [name, t0] : first) {
-      if (name.rfind("tuned: ", 0) == 0) continue;
-      double score = 0;
-      bool everywhere = true;
-      for (const auto& [n, cfgs] : by_n) {
-        auto it = cfgs.find(name);
-        if (it == cfgs.end()) { everywhere = false; break; }
-        score = std::max(score, it->second / best[n]);
+  std::printf("\n== Per case and tier: the configuration closest to the best median and the best batch mean ==\n");
+  for (const auto& [key, by_tier] : times_) {
+    std::string row;
+    for (const auto& [tier, cfgs] : by_tier) {
+      double best_median = 1e300, best_batch = 1e300;
+      for (const auto& [name, t] : cfgs) {
+        best_median = std::min(best_median, t.median_us);
+        best_batch = std::min(best_batch, t.batch_us);
       }
-      if (everywhere && score < pick_score) { pick_score = score; pick = name; }
+      auto score = [&](const Times& t) { return std::max(t.median_us / best_median, t.batch_us / best_batch); };
+      std::string pick, tuned_name;
+      double pick_score = 1e300, tuned_score = 0;
+      for (const auto& [name, t] : cfgs) {
+        if (name.rfind("tuned: ", 0) == 0) {
+          tuned_name = name;
+          tuned_score = score(t);
+        } else if (score(t) < pick_score) {
+          pick_score = score(t);
+          pick = name;
+        }
+      }
+      std::printf("  %-11s tier %d (%7zu KiB): %-40s worst %.3fx (%.2f / %.2f us);  %s %.3fx\n", key.c_str(), tier,
+                  tuning::tier_sample_bytes(tier) / 1024, pick.c_str(), pick_score, cfgs.at(pick).median_us,
+                  cfgs.at(pick).batch_us, tuned_name.c_str(), tuned_score);
+      int threads = 0, unroll = 0, per_sm = 0;
+      std::sscanf(pick.c_str(), "threads=%d unroll=%d blocks/SM=%d", &threads, &unroll, &per_sm);
+      char cell[48];
+      std::snprintf(cell, sizeof cell, "%s{%d, %d, %d}", row.empty() ? "" : ", ", threads, per_sm, unroll);
+      row += cell;
     }
-    double tuned_score = 0;
-    for (const auto& [n, cfgs] : by_n)
-      for (const auto& [name, t] : cfgs)
-        if (name.rfind("tuned: ", 0) == 0) tuned_score = std::max(tuned_score, t / best[n]);
-    std::printf("  %-5s suggested %-40s worst %.3fx the best;  tuned default worst %.3fx\n", dtype.c_str(),
-                pick.c_str(), pick_score, tuned_score);
+    std::printf("  table row (%s, %s): {%s},\n", key.c_str(), family_name(family_.at(key)), row.c_str());
   }
   std::fflush(stdout);
 }

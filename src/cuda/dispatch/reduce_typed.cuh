@@ -11,33 +11,46 @@
 
 namespace foldkit::cuda {
 
+namespace detail {
+
+// The tuning family of reduce<Op, T>'s kernel.
 template <ReduceOp Op, class T>
-void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
-  detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
-  tuning::ReduceTuning t = tuning::reduce_tuning_for(sizeof(T), static_cast<std::size_t>(n) * sizeof(T));
+constexpr tuning::ReduceFamily reduce_family_of() {
+  return tuning::reduce_family(sizeof(T), sizeof(reduce_accum_t<Op, T>), Op == ReduceOp::argmin || Op == ReduceOp::argmax);
+}
+
+// Chooses the kernel's spec for Op and T and launches it with tuning t (arguments validated).
+// Unrolls: the unroll factors compiled (reduce_launch.cuh).
+template <ReduceOp Op, class T, class Unrolls>
+void launch_reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, tuning::ReduceTuning t,
+                   cudaStream_t stream) {
   constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
-  // Only the unroll factors that can be launched are instantiated: 2-byte types (8 float lanes)
-  // and 8-byte arg ops (16-byte lanes) would spill registers at the large unroll.
-  constexpr int kSmall = tuning::kUnrollSmall;
-  constexpr bool kLargeFits = !(sizeof(T) == 2 || (kArg && sizeof(T) == 8));
-  constexpr int kLarge = kLargeFits ? tuning::kUnrollLarge : kSmall;
-  if (!kLargeFits) t.unroll = kSmall;
   if constexpr (kArg && sizeof(T) == 2) {
     // 2^48 elements (512 TiB) is beyond any GPU: the packed form is the only one needed.
     if (n >= PackedArgSpec<Op, T>::kMaxElements) throw Error(Errc::unsupported, "argmin/argmax: n >= 2^48");
-    detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
   } else if constexpr (kArg && sizeof(T) == 4) {
     if (n < PackedArgSpec<Op, T>::kMaxElements) {
-      detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, LaneArgSpec<Op, T>{}, t, stream);
+      launch_reduce_full<Unrolls>(d_in, n, d_out, ws, LaneArgSpec<Op, T>{}, t, stream);
     } else {  // 2^32 or more elements: a {value, int64 index} accumulator, at the unroll that fits
-      t.unroll = kSmall;
-      detail::launch_reduce_full<kSmall>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+      t.unroll = 4;
+      launch_reduce_full<OnlyUnroll<4>>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
     }
   } else if constexpr ((Op == ReduceOp::min || Op == ReduceOp::max) && is_floating_v<T>) {
-    detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, KeyedMinMaxSpec<Op, T>{}, t, stream);
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, KeyedMinMaxSpec<Op, T>{}, t, stream);
   } else {
-    detail::launch_reduce_full<kSmall, kLarge>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);
   }
+}
+
+}  // namespace detail
+
+template <ReduceOp Op, class T>
+void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
+  detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
+  constexpr tuning::ReduceFamily kFamily = detail::reduce_family_of<Op, T>();
+  detail::launch_reduce<Op, T, detail::TableUnrolls<kFamily>>(
+      d_in, n, d_out, ws, tuning::reduce_tuning_for(kFamily, static_cast<std::size_t>(n) * sizeof(T)), stream);
 }
 
 template <ReduceOp Op, class T>
@@ -61,23 +74,25 @@ reduce_result_t<Op, T> reduce_to_host(const T* d_in, std::int64_t n, cudaStream_
 
 namespace detail {
 
-// Sum with a caller-chosen launch configuration: the tuning sweep's entry point.
-template <class T>
-void reduce_sum_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t<ReduceOp::sum, T>* d_out,
-                                  Workspace ws, ReduceLaunchConfig cfg, cudaStream_t stream) {
+// Op with a caller-chosen launch configuration: the tuning sweep's entry point. Compiles every
+// unroll the family fits.
+template <ReduceOp Op, class T>
+void reduce_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws,
+                              ReduceLaunchConfig cfg, cudaStream_t stream) {
   if (cfg.block_threads < 32 || cfg.block_threads > 1024 || cfg.block_threads % 32 != 0 || cfg.blocks_per_sm < 1 ||
       cfg.blocks_per_sm > tuning::kMaxBlocksPerSm)
-    throw Error(Errc::invalid_argument, "reduce_sum_with_config: block_threads must be a multiple of 32 in "
+    throw Error(Errc::invalid_argument, "reduce_with_config: block_threads must be a multiple of 32 in "
                                         "[32, 1024] and blocks_per_sm in [1, 32]");
-  validate_reduce_args(d_in, n, d_out, ws, false);
-  const tuning::ReduceTuning t{cfg.block_threads, cfg.blocks_per_sm, cfg.unroll};
-  launch_reduce_full<1, 2, 4, 8>(d_in, n, d_out, ws, BuiltinReduceSpec<ReduceOp::sum, T>{}, t, stream);
+  validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
+  tuning::ReduceTuning t{cfg.block_threads, cfg.blocks_per_sm, cfg.unroll};
+  t.programmatic_launch = cfg.programmatic_launch;
+  launch_reduce<Op, T, FittingUnrolls<reduce_family_of<Op, T>()>>(d_in, n, d_out, ws, t, stream);
 }
 
 }  // namespace detail
 }  // namespace foldkit::cuda
 
-// Instantiates every op of one dtype, and the sweep entry point.
+// Instantiates every op of one dtype, and the sweep entry point for its sum.
 #define FOLDKIT_INSTANTIATE_REDUCE_OP(OP, T)                                                                 \
   template void foldkit::cuda::reduce<OP, T>(const T*, std::int64_t, foldkit::reduce_result_t<OP, T>*,      \
                                               foldkit::cuda::Workspace, cudaStream_t);                       \
@@ -85,6 +100,12 @@ void reduce_sum_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t
                                               cudaStream_t);                                                 \
   template foldkit::reduce_result_t<OP, T> foldkit::cuda::reduce_to_host<OP, T>(const T*, std::int64_t,     \
                                                                                  cudaStream_t);
+
+// The sweep's entry point for one op (every dtype's sum; f32 also min/max and argmax).
+#define FOLDKIT_INSTANTIATE_REDUCE_WITH_CONFIG(OP, T)                                                        \
+  template void foldkit::cuda::detail::reduce_with_config_typed<OP, T>(                                       \
+      const T*, std::int64_t, foldkit::reduce_result_t<OP, T>*, foldkit::cuda::Workspace,                     \
+      foldkit::cuda::detail::ReduceLaunchConfig, cudaStream_t);
 
 #define FOLDKIT_INSTANTIATE_REDUCE(T)                                                                        \
   FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::sum, T)                                                   \
@@ -94,6 +115,4 @@ void reduce_sum_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t
   FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::mean, T)                                                  \
   FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::argmin, T)                                                \
   FOLDKIT_INSTANTIATE_REDUCE_OP(foldkit::ReduceOp::argmax, T)                                                \
-  template void foldkit::cuda::detail::reduce_sum_with_config_typed<T>(                                      \
-      const T*, std::int64_t, foldkit::reduce_result_t<foldkit::ReduceOp::sum, T>*, foldkit::cuda::Workspace, \
-      foldkit::cuda::detail::ReduceLaunchConfig, cudaStream_t);
+  FOLDKIT_INSTANTIATE_REDUCE_WITH_CONFIG(foldkit::ReduceOp::sum, T)

@@ -36,15 +36,17 @@ inline ReducePlan plan_full_reduce(std::int64_t n, std::size_t element_bytes, tu
   return ReducePlan{t.block_threads, static_cast<int>(std::clamp<std::int64_t>(wanted, 1, most)), t.unroll, wanted};
 }
 
-// Resident blocks per SM of one kernel at one block size, asked of the runtime once per block
-// size and remembered (a pure function of the kernel and the architecture it was built for).
-template <class Kernel>
-int resident_blocks_per_sm(Kernel kernel, int block_threads) {
+// Resident blocks per SM of reduce_full_kernel<kUnroll, Spec> at one block size, asked of the
+// runtime once per (instantiation, block size) and remembered (a pure function of the kernel and
+// the architecture it was built for). Keyed by the instantiation, not by the kernel's pointer
+// type: kernels of one signature differ in registers.
+template <int kUnroll, class Spec>
+int resident_blocks_per_sm(int block_threads) {
   static std::atomic<int> known[33] = {};
   std::atomic<int>& slot = known[block_threads / 32];
   int blocks = slot.load(std::memory_order_relaxed);
   if (blocks == 0) {
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block_threads, 0),
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reduce_full_kernel<kUnroll, Spec>, block_threads, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     if (blocks < 1) throw Error(Errc::invalid_argument, "reduce: block size does not fit on this GPU");
     slot.store(blocks, std::memory_order_relaxed);
@@ -52,12 +54,14 @@ int resident_blocks_per_sm(Kernel kernel, int block_threads) {
   return blocks;
 }
 
-// Blocks one cluster may hold: 16 with the non-portable size allowed (Hopper), else the
-// portable 8. Asked once per kernel.
-template <class Kernel>
-int max_cluster_blocks(Kernel kernel) {
-  static const int blocks = [&] {
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess)
+// Blocks one cluster of reduce_cluster_kernel<kUnroll, Spec> may hold: 16 with the
+// non-portable size allowed (Hopper), else the portable 8. Asked once per instantiation (the
+// attribute belongs to each kernel).
+template <int kUnroll, class Spec>
+int max_cluster_blocks() {
+  static const int blocks = [] {
+    if (cudaFuncSetAttribute(reduce_cluster_kernel<kUnroll, Spec>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
+        cudaSuccess)
       return tuning::kMaxClusterBlocks;
     (void)cudaGetLastError();
     return std::min(8, tuning::kMaxClusterBlocks);
@@ -66,19 +70,19 @@ int max_cluster_blocks(Kernel kernel) {
 }
 
 // Small grids run as one cluster (reduce_cluster_kernel.cuh); returns false (having launched
-// nothing) when the plan does not fit in one, or the device refuses the cluster.
+// nothing) when the plan does not fit in one, or the device refuses the cluster. Unrolls above
+// 4 take the grid kernel: the cluster kernel spills registers there (8 bytes for f32 at 8), and
+// the table gives small inputs smaller unrolls.
 template <int kUnroll, class Spec>
 bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64_t n,
                                typename Spec::result_type* d_out, const Spec& spec, tuning::ReduceTuning t,
                                std::int64_t wanted_blocks, cudaStream_t stream) {
-  // The cluster path serves small inputs, which the tuning always gives the small unroll;
-  // other unrolls would only instantiate kernels that never run.
-  if constexpr (kUnroll != tuning::kUnrollSmall) {
+  if constexpr (kUnroll > 4) {
     return false;
   } else {
     if (!t.use_clusters || wanted_blocks < 2) return false;
     const auto kernel = reduce_cluster_kernel<kUnroll, Spec>;
-    const int most = max_cluster_blocks(kernel);
+    const int most = max_cluster_blocks<kUnroll, Spec>();
     if (wanted_blocks > static_cast<std::int64_t>(most) * tuning::kClusterWaves) return false;
     const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted_blocks, most));
     cudaLaunchConfig_t config = {};
@@ -109,7 +113,7 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   static_assert(sizeof(Slot) <= tuning::kPartialSlotBytes, "accumulator too large");
   const auto kernel = reduce_full_kernel<kUnroll, Spec>;
   const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, current_sm_count(),
-                                           resident_blocks_per_sm(kernel, t.block_threads));
+                                           resident_blocks_per_sm<kUnroll, Spec>(t.block_threads));
   if (plan.grid > 1 && plan.grid == plan.wanted &&
       try_launch_reduce_cluster<kUnroll>(d_in, n, d_out, spec, t, plan.wanted, stream))
     return;
@@ -128,16 +132,44 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, slots, ticket, spec), "launching reduce_full_kernel");
 }
 
-// Launches with the tuning's unroll; kUnrolls lists the unroll factors instantiated.
-template <int... kUnrolls, class Spec>
+// Launches with the tuning's unroll if Unrolls::has(unroll): only those unrolls are compiled
+// (TableUnrolls: the ones the tuning table uses for a family; FittingUnrolls: every unroll the
+// family fits, for the sweep). An unroll outside the set is an invalid_argument.
+template <tuning::ReduceFamily kFamily>
+struct TableUnrolls {
+  static constexpr bool has(int u) { return tuning::table_uses_unroll(kFamily, u); }
+};
+template <tuning::ReduceFamily kFamily>
+struct FittingUnrolls {
+  static constexpr bool has(int u) { return u <= tuning::max_unroll(kFamily); }
+};
+
+template <int kOnly>
+struct OnlyUnroll {
+  static constexpr bool has(int u) { return u == kOnly; }
+};
+
+template <int kUnroll, class Unrolls, class Spec>
+bool launch_reduce_full_if(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
+                           Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream) {
+  if constexpr (Unrolls::has(kUnroll)) {
+    if (t.unroll != kUnroll) return false;
+    launch_reduce_full_unrolled<kUnroll>(d_in, n, d_out, ws, spec, t, stream);
+    return true;
+  } else {
+    return false;
+  }
+}
+
+template <class Unrolls, class Spec>
 void launch_reduce_full(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
                         Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream) {
   if (t.block_threads < 32 || t.block_threads > 1024 || t.block_threads % 32 != 0)
     throw Error(Errc::invalid_argument, "reduce: block_threads must be a multiple of 32 in [32, 1024]");
-  const bool launched =
-      ((t.unroll == kUnrolls ? (launch_reduce_full_unrolled<kUnrolls>(d_in, n, d_out, ws, spec, t, stream), true)
-                             : false) ||
-       ...);
+  const bool launched = launch_reduce_full_if<1, Unrolls>(d_in, n, d_out, ws, spec, t, stream) ||
+                        launch_reduce_full_if<2, Unrolls>(d_in, n, d_out, ws, spec, t, stream) ||
+                        launch_reduce_full_if<4, Unrolls>(d_in, n, d_out, ws, spec, t, stream) ||
+                        launch_reduce_full_if<8, Unrolls>(d_in, n, d_out, ws, spec, t, stream);
   if (!launched) throw Error(Errc::invalid_argument, "reduce: unroll factor not available");
 }
 
