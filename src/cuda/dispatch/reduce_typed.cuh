@@ -31,7 +31,7 @@ void launch_reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out,
     launch_reduce_full<Unrolls>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream);
   } else if constexpr (kArg && sizeof(T) == 4) {
     if (n < PackedArgSpec<Op, T>::kMaxElements) {
-      launch_reduce_full<Unrolls>(d_in, n, d_out, ws, LaneArgSpec<Op, T>{}, t, stream);
+      launch_reduce_full<Unrolls>(d_in, n, d_out, ws, VectorArgSpec<Op, T>{}, t, stream);
     } else {  // 2^32 or more elements: a {value, int64 index} accumulator, at the unroll that fits
       t.unroll = 4;
       launch_reduce_full<OnlyUnroll<4>>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream);

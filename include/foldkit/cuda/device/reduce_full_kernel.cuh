@@ -22,7 +22,7 @@
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/flagged_slot.cuh"
-#include "foldkit/cuda/device/lane_state.cuh"
+#include "foldkit/cuda/device/thread_state.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
 
 namespace foldkit::cuda {
@@ -61,10 +61,8 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
 
-  using Lane = LaneAccumulator<Spec, kLanes>;
-  typename Lane::type lane[kLanes];
-#pragma unroll
-  for (int j = 0; j < kLanes; ++j) lane[j] = Lane::init(spec);
+  using State = ThreadAccumulator<Spec>;
+  typename State::type state = State::init(spec);
 
   std::int64_t i = tid;
   for (; i + (kUnroll - 1) * stride < vectors; i += kUnroll * stride) {
@@ -72,15 +70,12 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(vin + i + u * stride);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int j = 0; j < kLanes; ++j) lane[j] = Lane::update(spec, lane[j], v[u].v[j], head, i + u * stride, j);
-    }
+    for (int u = 0; u < kUnroll; ++u) State::update(spec, state, v[u], head, i + u * stride);
   }
   // Fewer than kUnroll strides remain: issue their loads in batches of up to 3 before using any
-  // (a plain loop here would wait one DRAM round trip per stride). Lanes wider than 32 bytes
+  // (a plain loop here would wait one DRAM round trip per stride). States wider than 32 bytes
   // per thread (8 lanes of 8 bytes) leave no registers for a batch: one at a time there.
-  constexpr int kBatch = sizeof(typename Lane::type) * kLanes > 32 ? 1 : (kUnroll - 1 < 3 ? kUnroll - 1 : 3);
+  constexpr int kBatch = sizeof(typename State::type) > 32 ? 1 : (kUnroll - 1 < 3 ? kUnroll - 1 : 3);
   if constexpr (kBatch > 1) {
     for (; i < vectors; i += kBatch * stride) {
       V v[kBatch];
@@ -88,24 +83,17 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
       for (int u = 0; u < kBatch; ++u)
         if (i + u * stride < vectors) v[u] = load_streaming(vin + i + u * stride);
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        if (i + u * stride < vectors) {
-#pragma unroll
-          for (int j = 0; j < kLanes; ++j) lane[j] = Lane::update(spec, lane[j], v[u].v[j], head, i + u * stride, j);
-        }
-      }
+      for (int u = 0; u < kBatch; ++u)
+        if (i + u * stride < vectors) State::update(spec, state, v[u], head, i + u * stride);
     }
   } else {
     for (; i < vectors; i += stride) {
       const V v = load_streaming(vin + i);
-#pragma unroll
-      for (int j = 0; j < kLanes; ++j) lane[j] = Lane::update(spec, lane[j], v.v[j], head, i, j);
+      State::update(spec, state, v, head, i);
     }
   }
 
-  Acc acc = Lane::finish(spec, lane[0], head, 0, tid, vectors);
-#pragma unroll
-  for (int j = 1; j < kLanes; ++j) acc = spec.combine(acc, Lane::finish(spec, lane[j], head, j, tid, vectors));
+  Acc acc = State::finish(spec, state, head, tid, vectors);
   if (tid < head) acc = spec.combine(acc, spec.from_element(in[tid], tid));
   if (tid < n - tail_begin) acc = spec.combine(acc, spec.from_element(in[tail_begin + tid], tail_begin + tid));
 

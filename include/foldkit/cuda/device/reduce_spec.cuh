@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "foldkit/cuda/device/vector_load.cuh"
 #include "foldkit/ops.hpp"
 
 namespace foldkit::cuda {
@@ -112,50 +113,84 @@ struct PackedArgSpec {
   }
 };
 
-// argmin/argmax of 4-byte types, with a cheaper per-lane state in the hot loop
-// (lane_state.cuh): each vector lane keeps its best value and the vector it came from, updated
-// with one native compare and two selects; the packed key|index of PackedArgSpec is built only
-// once per lane, after the loop, and everything from there on (block and grid combine,
-// finalize) is PackedArgSpec's. The compare has the same rules as the key: a strict "better"
-// keeps the first index on ties (-0 ties +0), the lane's first NaN wins and no later element
-// replaces it.
+// argmin/argmax of 4-byte types, with a cheaper per-thread state in the hot loop
+// (thread_state.cuh): the thread keeps the best 16-byte vector it has seen, that vector's
+// extreme and the vector's position. Each new vector costs three min/max (its extreme), one
+// compare with the best and a few selects; the packed key|index of PackedArgSpec is built once,
+// after the loop, from the first element of the kept vector that equals its extreme, and
+// everything from there on (block and grid combine, finalize) is PackedArgSpec's.
+// The rules are the key's: a strictly better extreme replaces the kept vector, so the first
+// vector wins ties (-0 ties +0), and within it the first equal element; a vector holding a NaN
+// has a NaN extreme (NaN-propagating min/max), replaces any non-NaN best and is never replaced,
+// and its first NaN is the answer.
 template <ReduceOp Op, class T>
-struct LaneArgSpec : PackedArgSpec<Op, T> {
+struct VectorArgSpec : PackedArgSpec<Op, T> {
   static_assert(sizeof(T) == 4);
   using Base = PackedArgSpec<Op, T>;
+  using V = Vec16<T>;
   static constexpr bool kIsMax = Base::kIsMax;
-  static constexpr unsigned kNoVector = ~0u;  // the lane has not left its identity
-  struct Lane {
-    T best;
-    unsigned vector;
+  static constexpr unsigned kNoVector = ~0u;  // the thread has not left its identity
+  struct State {
+    V kept;          // the best vector so far
+    T best;          // its extreme
+    unsigned vector; // its position (kNoVector: none yet)
   };
-  using lane_type = Lane;
+  using thread_state_type = State;
 
-  __device__ __forceinline__ Lane lane_identity() const {
-    // The far end of the order. A lane whose elements all equal it never leaves the identity;
-    // lane_to_accum then credits the first vector it read, which is where the first of those
-    // equal elements was.
-    if constexpr (std::is_floating_point_v<T>)
-      return {kIsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity(), kNoVector};
-    else
-      return {kIsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(), kNoVector};
+  __device__ __forceinline__ static T extreme(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      T r;
+      if constexpr (kIsMax) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+      else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+      return r;
+    } else {
+      return kIsMax ? (a > b ? a : b) : (a < b ? a : b);
+    }
   }
-  __device__ __forceinline__ Lane lane_update(Lane lane, T v, unsigned vector) const {
+  __device__ __forceinline__ State thread_identity() const {
+    // The far end of the order. A thread whose elements all equal it never leaves the identity;
+    // thread_to_accum then credits the first element it read.
+    State s;
+    if constexpr (std::is_floating_point_v<T>)
+      s.best = kIsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    else
+      s.best = kIsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+#pragma unroll
+    for (int j = 0; j < V::kCount; ++j) s.kept.v[j] = s.best;
+    s.vector = kNoVector;
+    return s;
+  }
+  __device__ __forceinline__ State thread_update(State s, const V& v, unsigned vector) const {
+    const T m = extreme(extreme(v.v[0], v.v[1]), extreme(v.v[2], v.v[3]));
     bool better;
     if constexpr (std::is_floating_point_v<T>) {
-      // Unordered compare: true when v is past the best, or either is a NaN; a NaN best stays.
-      better = (kIsMax ? !(v <= lane.best) : !(v >= lane.best)) && !(lane.best != lane.best);
+      // Unordered compare: true when m is past the best, or either is a NaN; a NaN best stays.
+      better = (kIsMax ? !(m <= s.best) : !(m >= s.best)) && !(s.best != s.best);
     } else {
-      better = kIsMax ? v > lane.best : v < lane.best;
+      better = kIsMax ? m > s.best : m < s.best;
     }
-    return {better ? v : lane.best, better ? vector : lane.vector};
+    State r;
+#pragma unroll
+    for (int j = 0; j < V::kCount; ++j) r.kept.v[j] = better ? v.v[j] : s.kept.v[j];
+    r.best = better ? m : s.best;
+    r.vector = better ? vector : s.vector;
+    return r;
   }
-  // first_vector: the first vector this lane read; it read none when first_vector >= vectors.
-  __device__ __forceinline__ unsigned long long lane_to_accum(Lane lane, std::int64_t head, int lanes, int j,
-                                                              std::int64_t first_vector, std::int64_t vectors) const {
+  __device__ __forceinline__ unsigned long long thread_to_accum(const State& s, std::int64_t head,
+                                                                std::int64_t first_vector, std::int64_t vectors) const {
     if (first_vector >= vectors) return Base::identity();
-    const std::int64_t vector = lane.vector == kNoVector ? first_vector : static_cast<std::int64_t>(lane.vector);
-    return Base::from_element(lane.best, head + vector * lanes + j);
+    if (s.vector == kNoVector) return Base::from_element(s.best, head + first_vector * V::kCount);
+    // The first element of the kept vector that is its extreme (a NaN extreme: the first NaN).
+    int first = V::kCount - 1;
+#pragma unroll
+    for (int j = V::kCount - 2; j >= 0; --j) {
+      const T e = s.kept.v[j];
+      bool hit;
+      if constexpr (std::is_floating_point_v<T>) hit = s.best != s.best ? e != e : e == s.best;
+      else hit = e == s.best;
+      if (hit) first = j;
+    }
+    return Base::from_element(s.kept.v[first], head + static_cast<std::int64_t>(s.vector) * V::kCount + first);
   }
 };
 
