@@ -134,14 +134,14 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
 
 // Launches with the tuning's unroll if Unrolls::has(unroll): only those unrolls are compiled
 // (TableUnrolls: the ones the tuning table uses for a family; FittingUnrolls: every unroll the
-// family fits, for the sweep). An unroll outside the set is an invalid_argument.
+// family fits without spills, for the sweep). An unroll outside the set is an invalid_argument.
 template <tuning::ReduceFamily kFamily>
 struct TableUnrolls {
   static constexpr bool has(int u) { return tuning::table_uses_unroll(kFamily, u); }
 };
 template <tuning::ReduceFamily kFamily>
 struct FittingUnrolls {
-  static constexpr bool has(int u) { return u <= tuning::max_unroll(kFamily); }
+  static constexpr bool has(int u) { return tuning::unroll_fits(kFamily, u); }
 };
 
 template <int kOnly>

@@ -60,44 +60,77 @@ constexpr int max_unroll(ReduceFamily f) {
   return f == ReduceFamily::narrow || f == ReduceFamily::arg2 || f == ReduceFamily::arg8 ? 4 : 8;
 }
 
-// Size tiers. The sweep times inputs of 4 KiB * 4^k (k = 0..9: 4 KiB ... 1 GiB); tier k takes
-// every input up to twice its sample, so each sample sits in the middle of its tier.
-inline constexpr int kTiers = 10;
-constexpr std::size_t tier_sample_bytes(int tier) { return std::size_t{4096} << (2 * tier); }
+// Whether a family's kernel compiles without register spills at `unroll` (1, 2, 4 or 8). The
+// 2-byte sums also spill at 1 and 2 (12-16 bytes: ptxas packs their 8 float lanes worse there).
+constexpr bool unroll_fits(ReduceFamily f, int unroll) {
+  if (unroll != 1 && unroll != 2 && unroll != 4 && unroll != 8) return false;
+  if (f == ReduceFamily::narrow && unroll < 4) return false;
+  return unroll <= max_unroll(f);
+}
+
+// Size tiers. The sweep times inputs of 4 KiB * 2^k (k = 0..18: 4 KiB ... 1 GiB); tier k takes
+// every input from 3/4 to 3/2 of its sample, so each sample sits in the middle of its tier
+// (geometrically near enough) and the benchmark's power-of-two sizes are samples themselves.
+inline constexpr int kTiers = 19;
+constexpr std::size_t tier_sample_bytes(int tier) { return std::size_t{4096} << tier; }
 constexpr int reduce_tier(std::size_t input_bytes) {
   int tier = 0;
-  while (tier + 1 < kTiers && input_bytes > 2 * tier_sample_bytes(tier)) ++tier;
+  while (tier + 1 < kTiers && input_bytes > tier_sample_bytes(tier) / 2 * 3) ++tier;
   return tier;
 }
 
 // The table: {block_threads, blocks_per_sm, unroll} per family and tier.
 //
-// From `foldkit-bench sweep` on the H100 (2026-11-22, sum of every dtype, n = 2^14 ... 2^28;
-// bench/results/sweep-h100-2026-11-22.csv), two tiers by input size:
-// - up to 64 MiB: 512 threads with 4 loads in flight (8-byte types: 256 threads) were within
-//   ~2% of the best at 2^20 ... 2^24; below that the times are launch latency and noise;
-// - from 64 MiB: 1024 threads with 8 loads in flight (2-byte types: 4, which needs no spills)
-//   were the best or within 0.2% of it at 2^28 for every dtype, 1.3-1.5% faster than the
-//   small tier there.
+// From three runs of `foldkit-bench sweep` on the H100 (2026-11-24, machines of kind
+// nvidia-h100-x1; bench/results/sweep-h100-2026-11-24{a,b,c}.csv; a and b timed every other
+// tier): 80 shapes (threads 128-1024 x unroll 1/2/4/8 x blocks/SM 1-16) per case and tier. A
+// shape's score in a case is the worse of its per-call median over that size's best median and
+// its batch mean over the best batch mean, averaged over the runs (arg4: b and c, which timed
+// the vector-state argmax). A family's pick minimises the worst score over its cases (value4:
+// sum and max f32) plus a quarter of that at the neighbouring tiers:
+// `tools/bench/pick_reduce_table.py sweep-h100-2026-11-24{a,b,c}.csv --arg-from 1` prints the
+// rows below (arg2, arg8 excepted). What the sweep showed:
+// - up to ~256 KiB one block or a one-cluster grid wins: a call is latency, the whole input one
+//   round of loads; the shapes within ~5 % of each other there are noise;
+// - 1-16 MiB: spread over every SM with each thread doing one round of loads (256-512 threads,
+//   unroll 2-8 by element and state size); the old "512 x 4 everywhere" was up to 10-25 %
+//   slower at 256 KiB-4 MiB and 5-10 % at 16 MiB for i32 sums, f64 sums and argmax;
+// - from 64 MiB: a persistent grid of 1024-thread blocks, within 0.5 % of the best.
+// narrow takes only unroll 4 (unroll_fits); arg2 and arg8 were not swept and keep the
+// 2026-11-22 shapes.
 struct ReduceShape {
   int block_threads, blocks_per_sm, unroll;
 };
 inline constexpr ReduceShape kReduceTable[kFamilies][kTiers] = {
-    // tier samples: 4K, 16K, 64K, 256K, 1M, 4M, 16M, 64M, 256M, 1G
-    /* narrow */ {{512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
-                  {512, 4, 4}, {512, 4, 4}, {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}},
-    /* value4 */ {{512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
-                  {512, 4, 4}, {512, 4, 4}, {1024, 2, 8}, {1024, 2, 8}, {1024, 2, 8}},
-    /* widen4 */ {{512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
-                  {512, 4, 4}, {512, 4, 4}, {1024, 2, 8}, {1024, 2, 8}, {1024, 2, 8}},
-    /* value8 */ {{256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4},
-                  {256, 8, 4}, {256, 8, 4}, {1024, 2, 8}, {1024, 2, 8}, {1024, 2, 8}},
-    /* arg2 */   {{512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
-                  {512, 4, 4}, {512, 4, 4}, {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}},
-    /* arg4 */   {{512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
-                  {512, 4, 4}, {512, 4, 4}, {1024, 2, 8}, {1024, 2, 8}, {1024, 2, 8}},
-    /* arg8 */   {{256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4},
-                  {256, 8, 4}, {256, 8, 4}, {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}},
+    // tier samples: 4K, 8K, 16K, ... (x2) ... 512M, 1G
+    /* narrow */ {{256, 16, 4}, {256, 2, 4}, {256, 16, 4}, {512, 2, 4}, {1024, 4, 4},
+                  {256, 16, 4}, {128, 8, 4}, {128, 2, 4}, {256, 1, 4}, {512, 8, 4},
+                  {256, 2, 4}, {512, 8, 4}, {512, 2, 4}, {512, 8, 4}, {512, 8, 4},
+                  {1024, 1, 4}, {1024, 1, 4}, {1024, 4, 4}, {1024, 4, 4}},
+    /* value4 */ {{256, 2, 2}, {256, 2, 4}, {1024, 16, 2}, {256, 16, 8}, {256, 4, 2},
+                  {256, 1, 1}, {512, 4, 1}, {512, 8, 1}, {256, 4, 4}, {256, 4, 4},
+                  {256, 4, 4}, {256, 2, 4}, {512, 2, 4}, {1024, 4, 4}, {512, 4, 4},
+                  {1024, 1, 4}, {1024, 4, 2}, {1024, 8, 2}, {1024, 1, 8}},
+    /* widen4 */ {{512, 16, 2}, {512, 4, 2}, {512, 2, 8}, {256, 16, 8}, {1024, 8, 4},
+                  {1024, 2, 8}, {256, 8, 2}, {256, 8, 1}, {256, 4, 2}, {512, 4, 2},
+                  {512, 8, 2}, {256, 16, 8}, {512, 8, 8}, {512, 2, 2}, {1024, 4, 8},
+                  {1024, 8, 8}, {1024, 8, 8}, {1024, 2, 8}, {1024, 2, 8}},
+    /* value8 */ {{512, 16, 2}, {128, 16, 4}, {128, 1, 8}, {512, 1, 4}, {1024, 2, 4},
+                  {1024, 16, 8}, {256, 8, 4}, {256, 8, 4}, {512, 8, 1}, {256, 2, 4},
+                  {512, 8, 4}, {512, 2, 4}, {1024, 2, 8}, {1024, 16, 1}, {512, 4, 4},
+                  {512, 4, 4}, {1024, 1, 4}, {1024, 4, 4}, {1024, 4, 8}},
+    /* arg2   */ {{512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
+                  {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4},
+                  {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {1024, 2, 4},
+                  {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}},
+    /* arg4   */ {{128, 2, 4}, {128, 1, 4}, {256, 16, 4}, {256, 8, 8}, {128, 16, 2},
+                  {256, 16, 2}, {256, 16, 2}, {512, 8, 1}, {512, 8, 1}, {512, 4, 2},
+                  {512, 16, 4}, {512, 4, 8}, {512, 16, 8}, {256, 2, 4}, {1024, 4, 4},
+                  {1024, 16, 4}, {1024, 8, 4}, {1024, 1, 8}, {1024, 1, 8}},
+    /* arg8   */ {{256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4},
+                  {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4},
+                  {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {1024, 2, 4},
+                  {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}},
 };
 
 constexpr ReduceTuning reduce_tuning_for(ReduceFamily family, std::size_t input_bytes) {
@@ -118,8 +151,7 @@ constexpr bool table_fits() {
   for (int f = 0; f < kFamilies; ++f)
     for (int tier = 0; tier < kTiers; ++tier) {
       const ReduceShape s = kReduceTable[f][tier];
-      if (s.unroll < 1 || s.unroll > max_unroll(static_cast<ReduceFamily>(f)) || (s.unroll & (s.unroll - 1)) != 0 ||
-          s.block_threads < 32 || s.block_threads > 1024 || s.block_threads % 32 != 0 || s.blocks_per_sm < 1 ||
+      if (!unroll_fits(static_cast<ReduceFamily>(f), s.unroll) || s.block_threads < 32 || s.block_threads > 1024 || s.block_threads % 32 != 0 || s.blocks_per_sm < 1 ||
           s.blocks_per_sm > kMaxBlocksPerSm)
         return false;
     }
