@@ -147,15 +147,18 @@ inline std::vector<std::pair<std::int64_t, std::int64_t>> shapes(const std::vect
 
 // Where to plant extremes (or NaNs) in an array of n elements of `elem_bytes`: the first and last
 // element, somewhere in the first and last two 16-byte vectors (the misaligned head and tail a
-// vectorised kernel handles separately), anywhere, and a tie of three.
+// vectorised kernel handles separately), anywhere, a tie of three, and a tie of two neighbours
+// (mostly in one 16-byte vector, where a kernel that keeps whole vectors must pick the first).
 inline std::vector<std::vector<std::int64_t>> plant_scenarios(std::int64_t n, std::size_t elem_bytes, Rng& rng) {
   const std::int64_t edge = std::min<std::int64_t>(n, 2 * 16 / static_cast<std::int64_t>(elem_bytes));
+  const std::int64_t pair = n >= 2 ? rng.uniform(0, n - 2) : 0;
   return {{0},
           {n - 1},
           {rng.uniform(0, edge - 1)},
           {rng.uniform(n - edge, n - 1)},
           {rng.uniform(0, n - 1)},
-          {rng.uniform(0, n - 1), rng.uniform(0, n - 1), rng.uniform(n - edge, n - 1)}};
+          {rng.uniform(0, n - 1), rng.uniform(0, n - 1), rng.uniform(n - edge, n - 1)},
+          {pair, std::min<std::int64_t>(pair + 1, n - 1)}};
 }
 
 }  // namespace foldkit::test
