@@ -59,7 +59,8 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
 
 std::size_t scan_variant_workspace_bytes(foldkit::DType dtype, std::int64_t n) {
   (void)dtype;
-  // The library's layout, for the smallest tile (+1: the skewed tile grid) and 8-byte accumulators.
+  // The library's layout, for the smallest tile (+2: a partial last tile, and one to spare) and
+  // 8-byte accumulators.
   return fc::detail::scan_workspace_bytes_for(n / kSmallestTile + 2, 8);
 }
 
