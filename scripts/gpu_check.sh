@@ -146,7 +146,8 @@ fi
 if has sweep; then
   stamp sweep
   timeout 480 "$BUILD/tools/bench/foldkit-bench" sweep ${SWEEP_ARGS:-} --csv "$OUT/sweep.csv" > "$OUT/sweep.txt" 2>&1 || status=1
-  grep -E "table row|result checks|FAIL|!!!" "$OUT/sweep.txt" | tail -20
+  grep -E "result checks|FAIL|!!!" "$OUT/sweep.txt" | tail -5
+  python3 tools/bench/pick_reduce_table.py "$OUT/sweep.csv" || status=1
 fi
 stamp "done (status $status)"
 exit $status

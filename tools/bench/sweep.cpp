@@ -2,13 +2,11 @@
 // (block_threads x unroll x blocks_per_sm) for one op of each tuning family (sum f32, max f32,
 // argmax f32, sum i32, sum f64, sum f16) at the tuning table's sample sizes (4 KiB ... 1 GiB of
 // input), to choose the table in include/foldkit/cuda/tuning/reduce_tuning.hpp. Prints each
-// case's best configurations beside the tuned default (with and without programmatic launch),
-// and at the end, per family and size tier, the configuration closest to the best on both the
-// per-call median and the back-to-back mean, as table rows.
+// case's best configurations beside the tuned default (with and without programmatic launch).
+// The table is picked from the CSV (one run or several) by tools/bench/pick_reduce_table.py.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,16 +49,6 @@ struct Case {
   DType dtype;
 };
 
-// Both times of one configuration at one size, for the closing table.
-struct Times {
-  double median_us, batch_us;
-};
-
-const char* family_name(tuning::ReduceFamily f) {
-  static const char* const names[] = {"narrow", "value4", "widen4", "value8", "arg2", "arg4", "arg8"};
-  return names[static_cast<int>(f)];
-}
-
 class Sweep {
  public:
   explicit Sweep(const Options& opt) : opt_(opt), sess_(opt) {}
@@ -71,15 +59,11 @@ class Sweep {
   std::vector<Measured> sweep_case(Case c, int tier);
   void print_results(Case c, std::int64_t n, std::vector<Measured> all, const Measured& tuned, int rejected,
                      const CeilingResult& ceil);
-  void print_suggestions() const;
 
   const Options& opt_;
   GpuSession sess_;
   CsvWriter csv_;
   Summary summary_;
-  // times per (case name, tier, config name) and each case's family, for the closing table
-  std::map<std::string, std::map<int, std::map<std::string, Times>>> times_;
-  std::map<std::string, tuning::ReduceFamily> family_;
 };
 
 int Sweep::run() {
@@ -98,7 +82,6 @@ int Sweep::run() {
       continue;
     for (int tier = 0; tier < tuning::kTiers; ++tier) sweep_case(c, tier);
   }
-  print_suggestions();
   summary_.print(false);
   return summary_.failures();
 }
@@ -196,12 +179,6 @@ std::vector<Measured> Sweep::sweep_case(Case c, int tier) {
         all.push_back(m);
       }
   print_results(c, n, all, tuned, rejected, ceil);
-  const std::string key = std::string(foldkit::op_name(op)) + " " + foldkit::dtype_name(dtype);
-  family_[key] = foldkit::cuda::detail::reduce_family_of(op, dtype);
-  for (const Measured& m : all)
-    if (!std::isnan(m.row.batch_us) && !std::isnan(m.row.median_us))
-      times_[key][tier][m.row.config] = Times{m.row.median_us, m.row.batch_us};
-  times_[key][tier]["tuned: " + tuned.row.config] = Times{tuned.row.median_us, tuned.row.batch_us};
   return all;
 }
 
@@ -236,45 +213,6 @@ void Sweep::print_results(Case c, std::int64_t n, std::vector<Measured> all, con
   for (const Measured& m : all)
     if (check_failed(m.row)) std::printf("  !!!!!!!! %s: %s !!!!!!!!\n", m.row.config.c_str(), m.row.check.c_str());
   if (check_failed(tuned.row)) std::printf("  !!!!!!!! tuned: %s !!!!!!!!\n", tuned.row.check.c_str());
-  std::fflush(stdout);
-}
-
-// Per case and size tier: the configuration whose worse ratio to that size's best (per-call
-// median and back-to-back mean, each against its own best) is smallest, beside the tuned
-// default's; then per case one table row for reduce_tuning.hpp.
-void Sweep::print_suggestions() const {
-  std::printf("\n== Per case and tier: the configuration closest to the best median and the best batch mean ==\n");
-  for (const auto& [key, by_tier] : times_) {
-    std::string row;
-    for (const auto& [tier, cfgs] : by_tier) {
-      double best_median = 1e300, best_batch = 1e300;
-      for (const auto& [name, t] : cfgs) {
-        best_median = std::min(best_median, t.median_us);
-        best_batch = std::min(best_batch, t.batch_us);
-      }
-      auto score = [&](const Times& t) { return std::max(t.median_us / best_median, t.batch_us / best_batch); };
-      std::string pick, tuned_name;
-      double pick_score = 1e300, tuned_score = 0;
-      for (const auto& [name, t] : cfgs) {
-        if (name.rfind("tuned: ", 0) == 0) {
-          tuned_name = name;
-          tuned_score = score(t);
-        } else if (score(t) < pick_score) {
-          pick_score = score(t);
-          pick = name;
-        }
-      }
-      std::printf("  %-11s tier %d (%7zu KiB): %-40s worst %.3fx (%.2f / %.2f us);  %s %.3fx\n", key.c_str(), tier,
-                  tuning::tier_sample_bytes(tier) / 1024, pick.c_str(), pick_score, cfgs.at(pick).median_us,
-                  cfgs.at(pick).batch_us, tuned_name.c_str(), tuned_score);
-      int threads = 0, unroll = 0, per_sm = 0;
-      std::sscanf(pick.c_str(), "threads=%d unroll=%d blocks/SM=%d", &threads, &unroll, &per_sm);
-      char cell[48];
-      std::snprintf(cell, sizeof cell, "%s{%d, %d, %d}", row.empty() ? "" : ", ", threads, per_sm, unroll);
-      row += cell;
-    }
-    std::printf("  table row (%s, %s): {%s},\n", key.c_str(), family_name(family_.at(key)), row.c_str());
-  }
   std::fflush(stdout);
 }
 
