@@ -2,11 +2,13 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep]...
-# (all = build test sanitize bench scan cpu sass ladder; the sweeps only when named)
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace]...
+# (all = build test sanitize bench scan cpu sass ladder; the sweeps and trace only when named)
+# (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N".)
 # (sanitize-scan: only the whole-array scan's memcheck past one wave and a scan racecheck.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
-#      TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only).
+#      TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
+#      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES.
 # Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
 OUT=${OUT:-/tmp/foldkit-out}
@@ -18,7 +20,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -48,10 +50,10 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
-         && cmake --build "$BUILD" -j16; } > "$OUT/build.log" 2>&1; then
+         && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
     tail -50 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
   fi
   tail -3 "$OUT/build.log"
@@ -148,6 +150,17 @@ if has sweep; then
   timeout 480 "$BUILD/tools/bench/foldkit-bench" sweep ${SWEEP_ARGS:-} --csv "$OUT/sweep.csv" > "$OUT/sweep.txt" 2>&1 || status=1
   grep -E "result checks|FAIL|!!!" "$OUT/sweep.txt" | tail -5
   python3 tools/bench/pick_reduce_table.py "$OUT/sweep.csv" || status=1
+fi
+if has trace; then
+  stamp "trace (foldkit-trace: the reduction kernel's timeline)"
+  cases=${TRACE_CASES:-"sum-f32 2097152;sum-f64 1048576;argmax-f32 2097152;sum-f32 8388608;sum-f64 4194304;argmax-f32 8388608"}
+  IFS=';' read -ra list <<< "$cases"
+  for c in "${list[@]}"; do
+    for mode in "" --batch; do
+      timeout 60 "$BUILD/tools/bench/foldkit-trace" $c 40 $mode >> "$OUT/trace.txt" 2>&1 || status=1
+    done
+  done
+  cat "$OUT/trace.txt"
 fi
 stamp "done (status $status)"
 exit $status

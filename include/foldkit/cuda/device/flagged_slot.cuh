@@ -27,21 +27,34 @@ __device__ __forceinline__ void publish_to_slot(FlaggedSlot<T>* slot, const T& v
   }
 }
 
-// Reads a slot once; returns true (and the value) when every word has arrived.
+// One read of a slot's words (load_slot), then whether they are all there and the value they
+// carry (unpack_slot). A poll loop issues load_slot for every slot it waits on before it unpacks
+// any: were the next load issued only after the last one was examined (a poll loop that tests
+// "still pending?" before each load does that), each slot would cost a round trip to L2.
 template <class T>
-__device__ __forceinline__ bool try_collect_slot(const FlaggedSlot<T>* slot, T& value) {
+struct SlotWords {
   unsigned long long w[FlaggedSlot<T>::kWords];
+};
+
+template <class T>
+__device__ __forceinline__ void load_slot(const FlaggedSlot<T>* slot, SlotWords<T>& words) {
 #pragma unroll
   for (int k = 0; k < FlaggedSlot<T>::kWords; ++k)
-    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slot->word + k) : "memory");
+    // volatile: every poll reads memory again. No "memory" clobber: it would keep a poll loop's
+    // words in local memory (its buffer's address reaches the asm) instead of registers.
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(words.w[k]) : "l"(slot->word + k));
+}
+
+template <class T>
+__device__ __forceinline__ bool unpack_slot(const SlotWords<T>& words, T& value) {
   bool complete = true;
-  unsigned words[FlaggedSlot<T>::kWords];
+  unsigned low[FlaggedSlot<T>::kWords];
 #pragma unroll
   for (int k = 0; k < FlaggedSlot<T>::kWords; ++k) {
-    complete &= (w[k] >> 32) == 1u;
-    words[k] = static_cast<unsigned>(w[k]);
+    complete &= (words.w[k] >> 32) == 1u;
+    low[k] = static_cast<unsigned>(words.w[k]);
   }
-  if (complete) memcpy(&value, words, sizeof(T));
+  if (complete) memcpy(&value, low, sizeof(T));
   return complete;
 }
 

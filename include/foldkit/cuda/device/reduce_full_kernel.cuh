@@ -6,7 +6,7 @@
 // first threads of the grid. A block reduce leaves one partial per block, which the block
 // publishes to its flagged slot in the workspace (flagged_slot.cuh).
 // Phase 2, one block: the block that STARTED last (a ticket taken when each block starts,
-// its latency hidden behind the loads) collects every slot, in block order, and writes the
+// its latency hidden behind the loads) collects every slot, in a fixed order, and writes the
 // result. Waiting only in the last-started block cannot deadlock: every other block is already
 // resident or finished and waits for nothing. That block then zeroes the slots and the ticket,
 // so the workspace is clean for the next launch and concurrent launches with separate
@@ -22,6 +22,7 @@
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/flagged_slot.cuh"
+#include "foldkit/cuda/device/reduce_trace.cuh"
 #include "foldkit/cuda/device/thread_state.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
 
@@ -97,6 +98,8 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
   if (tid < head) acc = spec.combine(acc, spec.from_element(in[tid], tid));
   if (tid < n - tail_begin) acc = spec.combine(acc, spec.from_element(in[tail_begin + tid], tail_begin + tid));
 
+  trace_barrier(spec);
+  if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
   return block_reduce(acc, spec.combine, spec.identity(), storage);
 }
 
@@ -113,17 +116,23 @@ __global__ void __launch_bounds__(1024)
   // Programmatic dependent launch (Hopper): this grid may have been started before the previous
   // kernel in the stream finished; wait for it before touching memory. A no-op otherwise.
   wait_for_prior_grid();
+  if (threadIdx.x == 0) trace_point(spec, kTraceEntry);
   // The start ticket; its result is not needed until the block's input is reduced.
   unsigned start_ticket = 0;
   if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = atomicAdd(ticket, 1u);
 
   Acc acc = reduce_block_share<kUnroll>(in, n, spec, storage);
+  if (threadIdx.x == 0) trace_point(spec, kTraceReduced);
   // This block has read all its input: let the next kernel in the stream begin launching (it
   // still waits for this grid to complete before it touches memory).
   allow_next_grid();
 
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = spec.finalize(acc, n, in);
+    if (threadIdx.x == 0) {
+      *out = spec.finalize(acc, n, in);
+      trace_point(spec, kTraceDone);
+      trace_flush(spec);
+    }
     return;
   }
   if (threadIdx.x == 0) {
@@ -131,10 +140,14 @@ __global__ void __launch_bounds__(1024)
     is_collector = start_ticket == gridDim.x - 1;
   }
   __syncthreads();
-  if (!is_collector) return;
+  if (!is_collector) {
+    if (threadIdx.x == 0) trace_flush(spec);
+    return;
+  }
+  if (threadIdx.x == 0) trace_point(spec, kTraceCollectStart);
 
-  // Poll every slot; all loads of a batch are issued before any is examined.
-  constexpr int kBatch = 8;
+  // Poll every slot; all loads of a round are issued before any is examined.
+  constexpr int kBatch = 8 / FlaggedSlot<Acc>::kWords;  // 8 words in flight per thread and round
   Acc total = spec.identity();
   for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += kBatch * blockDim.x) {
     Acc p[kBatch];
@@ -145,10 +158,15 @@ __global__ void __launch_bounds__(1024)
       if (b0 + k * blockDim.x < gridDim.x) pending |= 1u << k;
     }
     while (pending != 0) {
+      const unsigned round = pending;  // the loads' predicates must not wait on this round's results
+      SlotWords<Acc> w[kBatch];
 #pragma unroll
       for (int k = 0; k < kBatch; ++k)
-        if ((pending >> k) & 1u)
-          if (try_collect_slot(slots + b0 + k * blockDim.x, p[k])) pending &= ~(1u << k);
+        if ((round >> k) & 1u) load_slot(slots + b0 + k * blockDim.x, w[k]);
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k)
+        if ((round >> k) & 1u)
+          if (unpack_slot(w[k], p[k])) pending &= ~(1u << k);
     }
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
@@ -156,10 +174,20 @@ __global__ void __launch_bounds__(1024)
       if (b0 + k * blockDim.x < gridDim.x) clear_slot(slots + b0 + k * blockDim.x);
     }
   }
-  if (threadIdx.x == 0) *ticket = 0u;
+  if (threadIdx.x == 0) {
+    trace_point(spec, kTraceSeen0);
+    *ticket = 0u;
+  }
+  trace_barrier(spec);
+  if (threadIdx.x == 0) trace_point(spec, kTraceAllSeen);
   __syncthreads();  // storage is reused
   total = block_reduce(total, spec.combine, spec.identity(), storage);
-  if (threadIdx.x == 0) *out = spec.finalize(total, n, in);
+  if (threadIdx.x == 0) {
+    trace_point(spec, kTraceFinalReduced);
+    *out = spec.finalize(total, n, in);
+    trace_point(spec, kTraceDone);
+    trace_flush(spec);
+  }
 }
 
 }  // namespace foldkit::cuda

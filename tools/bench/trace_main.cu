@@ -1,0 +1,415 @@
+// foldkit-trace: where the time of one full-array reduction goes. Thread 0 of every block
+// stamps %globaltimer (nanoseconds, one clock for every SM) at the kernel's trace points
+// (include/foldkit/cuda/device/reduce_trace.cuh): block start, block share reduced, and for the
+// collector block the start and end of its polling and the final store. The kernel is the
+// library's own, launched by the library's own planner with the tuning table's shape; only the
+// spec differs (it carries the trace buffer). Inputs rotate over 1 GiB as in foldkit-bench.
+//
+// Usage: foldkit-trace CASE N [CALLS] [--batch]   |   foldkit-trace block-reduce
+//   CASE: sum-f32 | sum-f64 | sum-i32 | argmax-f32
+//   --batch: calls back to back (PDL overlap as in the bench's batch mean); default: the
+//   stream is synchronised after every call (as in its per-call median).
+// Prints, per call and then as the median over calls, times in ns from the first block's start.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "foldkit/cuda/block/block_reduce.cuh"
+#include "foldkit/cuda/device/reduce_spec.cuh"
+#include "foldkit/cuda/device/reduce_trace.cuh"
+#include "foldkit/cuda/dispatch/reduce_launch.cuh"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/tuning/reduce_tuning.hpp"
+
+namespace {
+
+using foldkit::cuda::detail::check_cuda;
+namespace fc = foldkit::cuda;
+
+// A library spec plus a trace buffer: the kernel calls trace_point from thread 0 of each block.
+// Every point keeps the SM's cycle counter (exact, cheap, but per SM); the block's start and the
+// result's store also keep %globaltimer (ns, one clock for every SM, but it advances in steps of
+// up to 256 ns, and reading it takes long enough to disturb what follows). A point's time is its
+// block's start in ns plus its cycles since then at the SM clock (measured over the collector).
+constexpr int kStamps = 2 * fc::kTracePoints;  // per block: [point] ns (or 1: passed), [kTracePoints + point] cycles
+template <class Base>
+struct Traced : Base {
+  unsigned long long* trace = nullptr;
+  // The stamps wait in shared memory until the block exits (trace_flush): a global store in the
+  // middle of the kernel's tail would delay the code it times.
+  __device__ __forceinline__ static unsigned long long* stamps() {
+    __shared__ unsigned long long s[kStamps];
+    return s;
+  }
+  __device__ __forceinline__ void trace_point(int point) const {
+    const long long cycles = clock64();
+    unsigned long long t = 1;
+    if (point == fc::kTraceEntry || point == fc::kTraceDone) {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      if (point == fc::kTraceEntry)
+        for (int k = 0; k < kStamps; ++k) stamps()[k] = 0;
+    }
+    stamps()[point] = t;
+    stamps()[fc::kTracePoints + point] = static_cast<unsigned long long>(cycles);
+  }
+  __device__ __forceinline__ void trace_flush() const {
+    unsigned long long* block = trace + static_cast<unsigned>(blockIdx.x) * kStamps;
+    for (int k = 0; k < kStamps; ++k) block[k] = stamps()[k];
+  }
+};
+
+template <class T>
+__global__ void fill_kernel(T* d, std::size_t count, unsigned long long seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    unsigned long long h = (seed + i) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    d[i] = static_cast<T>(static_cast<int>(h % 100u) + 1);
+  }
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct CallSummary {
+  double ramp, first_reduced, median_reduced, last_reduced, collector_entry, collector_reduced, collect_start,
+      seen0, all_seen, done, event_us;
+  // The collector's own intervals in SM cycles: poll start -> thread 0 saw its slots -> every
+  // thread saw its slots -> result stored; and its cycles per ns over entry -> done.
+  double cyc_seen0, cyc_all_seen, cyc_final, cyc_done, cycles_per_ns;
+  // Median over blocks of the block_reduce after phase 1 (loop done -> reduced), cycles.
+  double cyc_block_reduce;
+  int blocks;
+};
+
+template <class Spec, bool kArg = false>
+int run(const char* name, std::int64_t n, int calls, bool batch) {
+  using T = typename Spec::input_type;
+  using Acc = typename Spec::accum_type;
+  constexpr fc::tuning::ReduceFamily kFamily = fc::tuning::reduce_family(sizeof(T), sizeof(Acc), kArg);
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const std::size_t copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
+  const int sms = fc::detail::current_sm_count();
+  const std::size_t max_blocks = static_cast<std::size_t>(sms) * fc::tuning::kMaxBlocksPerSm;
+  const std::size_t per_call = max_blocks * kStamps;
+
+  unsigned char* d_in = nullptr;
+  void* d_out = nullptr;
+  unsigned long long* d_trace = nullptr;
+  check_cuda(cudaMalloc(&d_in, copies * stride), "cudaMalloc (input)");
+  check_cuda(cudaMalloc(&d_out, 64), "cudaMalloc (output)");
+  check_cuda(cudaMalloc(&d_trace, calls * per_call * sizeof(unsigned long long)), "cudaMalloc (trace)");
+  check_cuda(cudaMemset(d_trace, 0, calls * per_call * sizeof(unsigned long long)), "cudaMemset (trace)");
+  fill_kernel<T><<<4096, 256>>>(reinterpret_cast<T*>(d_in), copies * stride / sizeof(T), 12345);
+  fc::Workspace ws;
+  ws.bytes = fc::reduce_workspace_bytes();
+  check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
+  fc::init_workspace(ws, nullptr);
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaDeviceSynchronize(), "fill");
+
+  const fc::tuning::ReduceTuning t = fc::tuning::reduce_tuning_for(kFamily, bytes);
+  std::printf("foldkit-trace %s n=%lld (%zu bytes), shape threads=%d blocks/SM=%d unroll=%d, %s\n", name,
+              static_cast<long long>(n), bytes, t.block_threads, t.blocks_per_sm, t.unroll,
+              batch ? "back to back" : "synchronised after each call");
+
+  cudaEvent_t e0, e1;
+  check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
+  std::vector<double> event_us(static_cast<std::size_t>(calls), 0.0);
+  const int warmup = 5;
+  for (int c = -warmup; c < calls; ++c) {
+    Traced<Spec> spec{};
+    spec.trace = d_trace + static_cast<std::size_t>(c < 0 ? 0 : c) * per_call;
+    const auto* in = reinterpret_cast<const T*>(d_in + static_cast<std::size_t>(c + warmup) % copies * stride);
+    if (!batch) check_cuda(cudaEventRecord(e0, stream), "cudaEventRecord");
+    fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(
+        in, n, static_cast<typename Spec::result_type*>(d_out), ws, spec, t, stream);
+    if (!batch) {
+      check_cuda(cudaEventRecord(e1, stream), "cudaEventRecord");
+      check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
+      float ms = 0;
+      check_cuda(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+      if (c >= 0) event_us[static_cast<std::size_t>(c)] = 1e3 * ms;
+    }
+    if (c == -1) check_cuda(cudaMemsetAsync(d_trace, 0, per_call * sizeof(unsigned long long), stream), "memset");
+  }
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+
+  std::vector<unsigned long long> h(calls * per_call);
+  check_cuda(cudaMemcpy(h.data(), d_trace, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "copy");
+
+  std::vector<CallSummary> s;
+  unsigned long long resolution = ~0ull;
+  for (int c = 0; c < calls; ++c) {
+    const unsigned long long* tr = h.data() + static_cast<std::size_t>(c) * per_call;
+    // The SM clock in cycles per ns, from the collector's start and end (both stamped in ns).
+    double cpn = 1.98;
+    for (std::size_t b = 0; b < max_blocks; ++b) {
+      const unsigned long long* p = tr + b * kStamps;
+      if (p[fc::kTraceCollectStart] == 0 || p[fc::kTraceDone] <= p[fc::kTraceEntry]) continue;
+      cpn = static_cast<double>(p[fc::kTracePoints + fc::kTraceDone] - p[fc::kTracePoints + fc::kTraceEntry]) /
+            static_cast<double>(p[fc::kTraceDone] - p[fc::kTraceEntry]);
+    }
+    std::vector<unsigned long long> entries;
+    std::vector<double> reduced;
+    std::vector<double> block_reduce_cycles;
+    int collector = -1;
+    for (std::size_t b = 0; b < max_blocks; ++b) {
+      const unsigned long long* p = tr + b * kStamps;
+      if (p[fc::kTraceEntry] == 0) continue;
+      const unsigned long long* cyc = p + fc::kTracePoints;
+      entries.push_back(p[fc::kTraceEntry]);
+      reduced.push_back(static_cast<double>(p[fc::kTraceEntry]) +
+                        static_cast<double>(cyc[fc::kTraceReduced] - cyc[fc::kTraceEntry]) / cpn);
+      block_reduce_cycles.push_back(static_cast<double>(cyc[fc::kTraceReduced] - cyc[fc::kTraceLoopDone]));
+      if (p[fc::kTraceCollectStart] != 0) collector = static_cast<int>(b);
+    }
+    if (entries.empty()) {
+      std::printf("call %d: no trace (the cluster kernel ran: it has no trace points)\n", c);
+      continue;
+    }
+    std::sort(entries.begin(), entries.end());
+    for (std::size_t i = 1; i < entries.size(); ++i)
+      if (entries[i] > entries[i - 1]) resolution = std::min(resolution, entries[i] - entries[i - 1]);
+    const double t0 = static_cast<double>(entries.front());
+    std::vector<double> red;
+    for (double r : reduced) red.push_back(r - t0);
+    std::sort(red.begin(), red.end());
+    CallSummary cs{};
+    cs.blocks = static_cast<int>(entries.size());
+    cs.ramp = static_cast<double>(entries.back()) - t0;
+    cs.first_reduced = red.front();
+    cs.median_reduced = red[red.size() / 2];
+    cs.last_reduced = red.back();
+    if (collector >= 0) {
+      const unsigned long long* p = tr + static_cast<std::size_t>(collector) * kStamps;
+      const unsigned long long* cyc = p + fc::kTracePoints;
+      const double entry = static_cast<double>(p[fc::kTraceEntry]);
+      const auto at = [&](int point) {  // ns from t0, by the SM clock from the collector's start
+        return entry - t0 + static_cast<double>(cyc[point] - cyc[fc::kTraceEntry]) / cpn;
+      };
+      cs.collector_entry = entry - t0;
+      cs.collector_reduced = at(fc::kTraceReduced);
+      cs.collect_start = at(fc::kTraceCollectStart);
+      cs.seen0 = at(fc::kTraceSeen0);
+      cs.all_seen = at(fc::kTraceAllSeen);
+      cs.done = at(fc::kTraceDone);
+      const auto since_poll = [&](int point) {
+        return static_cast<double>(cyc[point]) - static_cast<double>(cyc[fc::kTraceCollectStart]);
+      };
+      cs.cyc_seen0 = since_poll(fc::kTraceSeen0);
+      cs.cyc_all_seen = since_poll(fc::kTraceAllSeen);
+      cs.cyc_done = since_poll(fc::kTraceDone);
+      cs.cyc_final = since_poll(fc::kTraceFinalReduced);
+      cs.cycles_per_ns = cpn;
+    } else {  // one block
+      cs.done = static_cast<double>(tr[fc::kTraceDone]) - t0;
+    }
+    cs.event_us = event_us[static_cast<std::size_t>(c)];
+    cs.cyc_block_reduce = median(block_reduce_cycles);
+    s.push_back(cs);
+  }
+  if (s.empty()) return 0;
+  std::printf("blocks %d; globaltimer step seen between block starts: %llu ns\n", s.front().blocks,
+              resolution == ~0ull ? 0ull : resolution);
+  std::printf("ns from the first block's start; cyc: the collector's SM cycles since it began polling\n");
+  std::printf("%-6s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s %6s %7s | %8s\n", "call", "ramp",
+              "red.1st", "red.med", "red.lst", "col.in", "col.red", "col.pol", "seen0", "allseen", "done", "cyc.s0",
+              "cyc.all", "cyc.fin", "cyc.done", "cyc/ns", "cyc.brd", "event_us");
+  auto row = [](const char* label, const CallSummary& c) {
+    std::printf(
+        "%-6s %7.0f %7.0f %7.0f %7.0f %7.0f %7.0f %7.0f %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f %7.0f %6.2f %7.0f | %8.2f\n",
+        label, c.ramp, c.first_reduced, c.median_reduced, c.last_reduced, c.collector_entry, c.collector_reduced,
+        c.collect_start, c.seen0, c.all_seen, c.done, c.cyc_seen0, c.cyc_all_seen, c.cyc_final, c.cyc_done,
+        c.cycles_per_ns, c.cyc_block_reduce, c.event_us);
+  };
+  for (std::size_t c = 0; c < s.size() && c < 5; ++c) row(std::to_string(c).c_str(), s[c]);
+  CallSummary m{};
+  auto med = [&](double CallSummary::*f) {
+    std::vector<double> v;
+    for (const auto& c : s) v.push_back(c.*f);
+    return median(v);
+  };
+  m.ramp = med(&CallSummary::ramp);
+  m.first_reduced = med(&CallSummary::first_reduced);
+  m.median_reduced = med(&CallSummary::median_reduced);
+  m.last_reduced = med(&CallSummary::last_reduced);
+  m.collector_entry = med(&CallSummary::collector_entry);
+  m.collector_reduced = med(&CallSummary::collector_reduced);
+  m.collect_start = med(&CallSummary::collect_start);
+  m.seen0 = med(&CallSummary::seen0);
+  m.all_seen = med(&CallSummary::all_seen);
+  m.done = med(&CallSummary::done);
+  m.cyc_seen0 = med(&CallSummary::cyc_seen0);
+  m.cyc_all_seen = med(&CallSummary::cyc_all_seen);
+  m.cyc_done = med(&CallSummary::cyc_done);
+  m.cyc_final = med(&CallSummary::cyc_final);
+  m.cyc_block_reduce = med(&CallSummary::cyc_block_reduce);
+  m.cycles_per_ns = med(&CallSummary::cycles_per_ns);
+  m.event_us = med(&CallSummary::event_us);
+  row("median", m);
+
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(stream);
+  cudaFree(ws.ptr);
+  cudaFree(d_trace);
+  cudaFree(d_out);
+  cudaFree(d_in);
+  return 0;
+}
+
+// The block_reduce of block_reduce.cuh alone, in SM cycles: one block per SM, each thread's
+// value reduced `reps` times, with (store_first) or without a global store from every thread
+// just before each reduce (the collector zeroes its slots just before its final reduce).
+template <class T, bool kStoreFirst>
+__global__ void block_reduce_cycles_kernel(unsigned long long* cycles, T* sink, int reps) {
+  __shared__ fc::BlockReduceStorage<T> storage;
+  T v = static_cast<T>(threadIdx.x + 1);
+  long long total = 0;
+  for (int r = 0; r < reps; ++r) {
+    if constexpr (kStoreFirst) sink[blockIdx.x * blockDim.x + threadIdx.x] = v;
+    __syncthreads();
+    const long long t0 = clock64();
+    T out = fc::block_reduce(v, [](T a, T b) { return a + b; }, T(0), storage);
+    if (threadIdx.x == 0) v = v + out * static_cast<T>(0);  // a use of the result
+    __syncthreads();
+    total += clock64() - t0;
+  }
+  if (threadIdx.x == 0) cycles[blockIdx.x] = static_cast<unsigned long long>(total / reps);
+  if (v == static_cast<T>(-7)) sink[0] = v;
+}
+
+// The same, once per launch (the code cold in the SM's instruction cache, as in a reduction
+// kernel, which runs its block_reduce once), after `vectors` 16-byte streaming loads per thread
+// from `data` (the memory pipeline busy until just before, as after phase 1).
+template <class T>
+__global__ void block_reduce_once_kernel(unsigned long long* cycles, const uint4* data, int vectors, T* sink) {
+  __shared__ fc::BlockReduceStorage<T> storage;
+  T v = static_cast<T>(threadIdx.x + 1);
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int k = 0; k < vectors; k += 4, i += 4 * stride) {
+    uint4 a[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) a[u] = __ldcs(data + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v += static_cast<T>(a[u].x & 1u);
+  }
+  __syncthreads();
+  const long long t0 = clock64();
+  T out = fc::block_reduce(v, [](T a, T b) { return a + b; }, T(0), storage);
+  const long long t1 = clock64();
+  if (threadIdx.x == 0) {
+    cycles[blockIdx.x] = static_cast<unsigned long long>(t1 - t0);
+    if (out == static_cast<T>(-7)) sink[0] = out;
+  }
+}
+
+template <class T>
+void time_block_reduce_once(const char* type, int threads, int vectors) {
+  const int sms = fc::detail::current_sm_count();
+  unsigned long long* d_cycles = nullptr;
+  T* sink = nullptr;
+  uint4* data = nullptr;
+  const std::size_t n16 = static_cast<std::size_t>(sms) * threads * (vectors + 4);
+  check_cuda(cudaMalloc(&d_cycles, sms * sizeof(unsigned long long)), "cudaMalloc");
+  check_cuda(cudaMalloc(&sink, sizeof(T)), "cudaMalloc");
+  check_cuda(cudaMalloc(&data, n16 * 16), "cudaMalloc");
+  check_cuda(cudaMemset(data, 1, n16 * 16), "cudaMemset");
+  std::vector<double> per_launch;
+  for (int launch = 0; launch < 21; ++launch) {
+    block_reduce_once_kernel<T><<<sms, threads>>>(d_cycles, data, vectors, sink);
+    check_cuda(cudaDeviceSynchronize(), "block_reduce_once_kernel");
+    std::vector<unsigned long long> h(static_cast<std::size_t>(sms));
+    check_cuda(cudaMemcpy(h.data(), d_cycles, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "copy");
+    if (launch > 0) per_launch.push_back(median(std::vector<double>(h.begin(), h.end())));
+  }
+  std::printf("block_reduce %-4s %4d threads, once per launch after %3d loads/thread: %6.0f cycles (median)\n", type,
+              threads, vectors, median(per_launch));
+  cudaFree(d_cycles);
+  cudaFree(sink);
+  cudaFree(data);
+}
+
+template <class T, bool kStoreFirst>
+void time_block_reduce(const char* type, int threads) {
+  const int sms = fc::detail::current_sm_count();
+  unsigned long long* d_cycles = nullptr;
+  T* sink = nullptr;
+  check_cuda(cudaMalloc(&d_cycles, sms * sizeof(unsigned long long)), "cudaMalloc");
+  check_cuda(cudaMalloc(&sink, static_cast<std::size_t>(sms) * threads * sizeof(T)), "cudaMalloc");
+  block_reduce_cycles_kernel<T, kStoreFirst><<<sms, threads>>>(d_cycles, sink, 200);
+  check_cuda(cudaDeviceSynchronize(), "block_reduce_cycles_kernel");
+  std::vector<unsigned long long> h(static_cast<std::size_t>(sms));
+  check_cuda(cudaMemcpy(h.data(), d_cycles, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "copy");
+  std::vector<double> v(h.begin(), h.end());
+  std::printf("block_reduce %-4s %4d threads%s: %6.0f cycles (median over %d SMs; barrier to barrier)\n", type, threads,
+              kStoreFirst ? ", after a global store by every thread" : "", median(v), sms);
+  cudaFree(d_cycles);
+  cudaFree(sink);
+}
+
+int block_reduce_report() {
+  for (int threads : {256, 1024})
+    for (int vectors : {0, 4, 64}) {
+      time_block_reduce_once<float>("f32", threads, vectors);
+      time_block_reduce_once<double>("f64", threads, vectors);
+    }
+  for (int threads : {256, 512, 1024}) {
+    time_block_reduce<float, false>("f32", threads);
+    time_block_reduce<double, false>("f64", threads);
+    time_block_reduce<unsigned long long, false>("u64", threads);
+    time_block_reduce<float, true>("f32", threads);
+    time_block_reduce<double, true>("f64", threads);
+  }
+  return 0;
+}
+
+int usage(const char* why) {
+  std::fprintf(stderr, "foldkit-trace: %s\nusage: foldkit-trace sum-f32|sum-f64|sum-i32|argmax-f32 N [CALLS] [--batch]\n",
+               why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "block-reduce") == 0) return block_reduce_report();
+  if (argc < 3) return usage("missing arguments");
+  const std::string which = argv[1];
+  const std::int64_t n = std::atoll(argv[2]);
+  int calls = 20;
+  bool batch = false;
+  for (int a = 3; a < argc; ++a) {
+    if (std::strcmp(argv[a], "--batch") == 0) batch = true;
+    else calls = std::atoi(argv[a]);
+  }
+  if (n <= 0 || calls <= 0) return usage("N and CALLS must be positive");
+  using foldkit::ReduceOp;
+  try {
+    if (which == "sum-f32") return run<fc::BuiltinReduceSpec<ReduceOp::sum, float>>(argv[1], n, calls, batch);
+    if (which == "sum-f64") return run<fc::BuiltinReduceSpec<ReduceOp::sum, double>>(argv[1], n, calls, batch);
+    if (which == "sum-i32") return run<fc::BuiltinReduceSpec<ReduceOp::sum, std::int32_t>>(argv[1], n, calls, batch);
+    if (which == "argmax-f32") return run<fc::VectorArgSpec<ReduceOp::argmax, float>, true>(argv[1], n, calls, batch);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "foldkit-trace: %s\n", e.what());
+    return 1;
+  }
+  return usage("unknown case");
+}
