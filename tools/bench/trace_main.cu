@@ -3,7 +3,7 @@
 // (include/foldkit/cuda/device/reduce_trace.cuh): block start, block share reduced, and for the
 // collector block the start and end of its polling and the final store. The kernel is the
 // library's own, launched by the library's own planner with the tuning table's shape; only the
-// spec differs (it carries the trace buffer). Inputs rotate over 1 GiB as in foldkit-bench.
+// spec differs (it carries the trace buffer). Inputs rotate over 1 GiB (foldkit-bench's InputPool).
 //
 // Usage: foldkit-trace CASE N [CALLS] [--batch]   |   foldkit-trace block-reduce
 //   CASE: sum-f32 | sum-f64 | sum-i32 | argmax-f32
@@ -27,6 +27,7 @@
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -65,18 +66,6 @@ struct Traced : Base {
   }
 };
 
-template <class T>
-__global__ void fill_kernel(T* d, std::size_t count, unsigned long long seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    unsigned long long h = (seed + i) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    d[i] = static_cast<T>(static_cast<int>(h % 100u) + 1);
-  }
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
@@ -100,26 +89,23 @@ int run(const char* name, std::int64_t n, int calls, bool batch) {
   using Acc = typename Spec::accum_type;
   constexpr fc::tuning::ReduceFamily kFamily = fc::tuning::reduce_family(sizeof(T), sizeof(Acc), kArg);
   const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  const std::size_t copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
   const int sms = fc::detail::current_sm_count();
   const std::size_t max_blocks = static_cast<std::size_t>(sms) * fc::tuning::kMaxBlocksPerSm;
   const std::size_t per_call = max_blocks * kStamps;
 
-  unsigned char* d_in = nullptr;
   void* d_out = nullptr;
   unsigned long long* d_trace = nullptr;
-  check_cuda(cudaMalloc(&d_in, copies * stride), "cudaMalloc (input)");
   check_cuda(cudaMalloc(&d_out, 64), "cudaMalloc (output)");
   check_cuda(cudaMalloc(&d_trace, calls * per_call * sizeof(unsigned long long)), "cudaMalloc (trace)");
   check_cuda(cudaMemset(d_trace, 0, calls * per_call * sizeof(unsigned long long)), "cudaMemset (trace)");
-  fill_kernel<T><<<4096, 256>>>(reinterpret_cast<T*>(d_in), copies * stride / sizeof(T), 12345);
   fc::Workspace ws;
   ws.bytes = fc::reduce_workspace_bytes();
   check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
   fc::init_workspace(ws, nullptr);
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  fkbench::InputPool pool;  // foldkit-bench's rotation over >= 1 GiB of random inputs
+  pool.prepare(foldkit::dtype_of<T>::value, n, 12345, stream);
   check_cuda(cudaDeviceSynchronize(), "fill");
 
   const fc::tuning::ReduceTuning t = fc::tuning::reduce_tuning_for(kFamily, bytes);
@@ -135,7 +121,7 @@ int run(const char* name, std::int64_t n, int calls, bool batch) {
   for (int c = -warmup; c < calls; ++c) {
     Traced<Spec> spec{};
     spec.trace = d_trace + static_cast<std::size_t>(c < 0 ? 0 : c) * per_call;
-    const auto* in = reinterpret_cast<const T*>(d_in + static_cast<std::size_t>(c + warmup) % copies * stride);
+    const auto* in = static_cast<const T*>(pool.next());
     if (!batch) check_cuda(cudaEventRecord(e0, stream), "cudaEventRecord");
     fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(
         in, n, static_cast<typename Spec::result_type*>(d_out), ws, spec, t, stream);
@@ -270,7 +256,6 @@ int run(const char* name, std::int64_t n, int calls, bool batch) {
   cudaFree(ws.ptr);
   cudaFree(d_trace);
   cudaFree(d_out);
-  cudaFree(d_in);
   return 0;
 }
 
