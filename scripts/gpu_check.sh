@@ -2,8 +2,9 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace]...
-# (all = build test sanitize bench scan cpu sass ladder; the sweeps and trace only when named)
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|copyprobe]...
+# (all = build test sanitize bench scan cpu sass ladder; the sweeps, trace and copyprobe only when named)
+# (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N".)
 # (sanitize-scan: only the whole-array scan's memcheck past one wave and a scan racecheck.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
@@ -20,7 +21,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|copyprobe) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -50,7 +51,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has copyprobe; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
@@ -161,6 +162,11 @@ if has trace; then
     done
   done
   cat "$OUT/trace.txt"
+fi
+if has copyprobe; then
+  stamp "copyprobe (foldkit-copy-probe: copy kernels against cudaMemcpyAsync)"
+  (cd "$OUT" && timeout 300 "$BUILD/tools/bench/foldkit-copy-probe" ${COPY_PROBE_MIB:-256 1024}) > "$OUT/copy_probe.txt" 2>&1 || status=1
+  cat "$OUT/copy_probe.txt"
 fi
 stamp "done (status $status)"
 exit $status
