@@ -18,11 +18,12 @@ using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit
 
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
-template <class T, int kThreads, int kItems, int kMinBlocks>
+template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16>
 void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
-  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, 16>;
+  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows>;
+  fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>();
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
   auto* slots = reinterpret_cast<fc::ScanTileSlots<A>*>(static_cast<char*>(ws) + fc::kScanHeaderBytes);
@@ -43,9 +44,8 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
     using T = float;
     return {
         {"tiled 256 thr x 16 items (16 KiB tiles), >= 8/SM (the 2026-11-23 library policy)", &run_tiled<T, 256, 16, 8>},
-        {"tiled 256 x 40 (40 KiB), >= 5/SM", &run_tiled<T, 256, 40, 5>},
-        {"tiled 256 x 24 (24 KiB), >= 7/SM", &run_tiled<T, 256, 24, 7>},
-        {"tiled 128 x 32 (16 KiB), >= 10/SM", &run_tiled<T, 128, 32, 10>},
+        {"tiled 256 x 32 (32 KiB), >= 6/SM, 16 look-back windows (the 2026-11-23c..25 library policy)",
+         &run_tiled<T, 256, 32, 6, 16>},
     };
   }
   if (dtype == foldkit::DType::i32) {

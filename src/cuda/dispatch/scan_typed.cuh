@@ -21,6 +21,20 @@ using scan_combine_t = std::conditional_t<
     Op == ReduceOp::sum, op::Sum<A>,
     std::conditional_t<Op == ReduceOp::prod, op::Prod<A>, std::conditional_t<Op == ReduceOp::min, op::Min<A>, op::Max<A>>>>;
 
+// The scan's tiles fill an SM's shared memory (tuning/scan_tuning.hpp), so its kernels ask for
+// the largest shared-memory carveout, once per instantiation (keyed by the template arguments:
+// kernels of one signature share a pointer type).
+template <class Policy, bool kExclusive, class Spec, class Heads>
+void prefer_shared_memory() {
+  static const bool asked = [] {
+    if (cudaFuncSetAttribute(scan_kernel<Policy, kExclusive, Spec, Heads>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+      (void)cudaGetLastError();  // a hint: the launch works without it, at the driver's carveout
+    return true;
+  }();
+  (void)asked;
+}
+
 // One scan launch. Heads: NoHeads (whole array) or SegmentHeads (blocked / segmented, already
 // validated by the caller).
 template <ReduceOp Op, class T, bool kExclusive, class Heads = NoHeads>
@@ -31,7 +45,7 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
   using A = scan_accum_t<Op, T>;
   using Spec = ScanSpec<T, A, O, scan_combine_t<Op, A>>;
   using Policy = tuning::ScanPolicyFor<sizeof(T), sizeof(A), !std::is_same_v<Heads, NoHeads>>;
-  static_assert(Policy::kTile % tuning::scan_tile_elements(sizeof(T)) == 0, "the workspace is sized by the smallest tile");
+  static_assert(Policy::kTile >= tuning::scan_tile_elements(sizeof(T)), "the workspace is sized by the smallest tile");
   if (n < 0) throw Error(Errc::invalid_argument, "scan: n is negative (" + std::to_string(n) + ")");
   if (n == 0) return;
   const std::int64_t tiles = (n + Policy::kTile - 1) / Policy::kTile;
@@ -46,6 +60,7 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
     throw Error(Errc::invalid_argument, "scan: input or output is not aligned to its element size");
   auto* header = static_cast<ScanHeader*>(ws.ptr);
   auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
+  prefer_shared_memory<Policy, kExclusive, Spec, Heads>();
   scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
       d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
   check_cuda(cudaGetLastError(), "launching scan_kernel");

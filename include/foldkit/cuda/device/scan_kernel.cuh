@@ -48,7 +48,11 @@ struct ScanSpec {
   __device__ __forceinline__ static O store(A v) { return static_cast<O>(v); }
 };
 
-template <class Policy, class Spec>
+// What a whole-array scan's storage holds instead of the segmented scan's head bits: nothing
+// (one byte), so that its tiles can use the shared memory (tuning/scan_tuning.hpp).
+struct NoTileHeads {};
+
+template <class Policy, class Spec, bool kSegmented>
 struct ScanSharedStorage {
   using T = typename Spec::input_type;
   using A = typename Spec::accum_type;
@@ -64,7 +68,7 @@ struct ScanSharedStorage {
   A warp_total[kThreads / 32];
   bool warp_head[kThreads / 32];  // segmented: the warp holds a head
   bool first_is_head;             // segmented: the tile's first element is a head
-  TileHeadStorage<kTile> heads;   // segmented by offsets: the tile's head bits
+  std::conditional_t<kSegmented, TileHeadStorage<kTile>, NoTileHeads> heads;  // segmented by offsets: the head bits
   A lookback[Policy::kLookbackWindows][32];  // aggregates of whole windows passed over
   A prefix;  // the tile's exclusive prefix (from the look-back)
   unsigned tile_index;
@@ -80,11 +84,11 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   using T = typename Spec::input_type;
   using A = typename Spec::accum_type;
   using O = typename Spec::output_type;
-  using Storage = ScanSharedStorage<Policy, Spec>;
+  constexpr bool kSegmented = !std::is_same_v<Heads, NoHeads>;
+  using Storage = ScanSharedStorage<Policy, Spec, kSegmented>;
   constexpr int kThreads = Policy::kThreads;
   constexpr int kItems = Policy::kItems;
   constexpr int kTile = Policy::kTile;
-  constexpr bool kSegmented = !std::is_same_v<Heads, NoHeads>;
   __shared__ Storage smem;
   const unsigned tid = threadIdx.x;
   const unsigned lane = tid & 31u, warp = tid >> 5;

@@ -6,8 +6,11 @@
 // slowest load of every earlier tile. So the scan's rate is the shared memory held per SM over
 // that time, and the bigger the tiles and the more of them fit, the closer it runs to a copy:
 // f32 2^28 at 128 KiB per SM (8 x 16 KiB) 86 % of memcpy, 160 KiB (10 x 16) 89 %, 168 KiB
-// (7 x 24) 91 %, 192 KiB (6 x 32) 92 %. The tile is copied into shared memory asynchronously
-// (no registers hold loads in flight), so registers no longer bound the tile.
+// (7 x 24) 91 %, 192 KiB (6 x 32) 92 %, 216 KiB (6 x 36: 288 threads x 32 items) 93 %. The
+// tile is copied into shared memory asynchronously (no registers hold loads in flight), so
+// registers no longer bound the tile. The same kernel's I/O alone (a copy through shared memory
+// in 32 KiB chunks, foldkit-copy-probe) runs at 96-98 % of memcpy; the rest is the scan's own
+// time in a block's life: its fold and output passes (~2 %) and the look-back (~2.5 %).
 #pragma once
 
 #include <cstddef>
@@ -44,9 +47,25 @@ constexpr int scan_min_blocks(std::size_t element_bytes, std::size_t accum_bytes
   return segmented ? (accum_bytes <= 4 ? 6 : 5) : element_bytes == 2 ? 8 : 6;
 }
 
+// Threads per block and look-back windows. Whole-array scans of 4-byte elements with 4-byte
+// accumulators take 288 threads (9 warps): 36 KiB tiles at 6 blocks per SM, 216 KiB of an SM's
+// 228 held in tiles (2026-11-25: f32 2^28 92.2 -> 93.1 % of memcpy; 256 x 36 items was slower:
+// 9 chunks per thread meet bank conflicts in the swizzled layout). That leaves room for only 4
+// look-back windows (128 predecessors before the look-back waits for an inclusive prefix; 4
+// and 16 windows measured the same at 2^20-2^28). 288 x 6 threads per SM cap registers at 32:
+// 8-byte accumulators spill there (12-24 bytes), so they keep 256 threads; blocked and
+// segmented scans keep their head bits in shared memory and stay at 256 threads too.
+constexpr int scan_threads(std::size_t element_bytes, std::size_t accum_bytes, bool segmented) {
+  return !segmented && element_bytes == 4 && accum_bytes == 4 ? 288 : 256;
+}
+constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum_bytes, bool segmented) {
+  return scan_threads(element_bytes, accum_bytes, segmented) == 288 ? 4 : 16;
+}
+
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
-using ScanPolicyFor =
-    ScanPolicy<256, scan_items(kElementBytes, kAccumBytes), scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), 16>;
+using ScanPolicyFor = ScanPolicy<scan_threads(kElementBytes, kAccumBytes, kSegmented), scan_items(kElementBytes, kAccumBytes),
+                                 scan_min_blocks(kElementBytes, kAccumBytes, kSegmented),
+                                 scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented)>;
 // The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
 // tile of this size, enough for every op's policy.
 constexpr int scan_tile_elements(std::size_t element_bytes) {
