@@ -12,7 +12,8 @@
 //   - TMA bulk copies (cp.async.bulk) of whole chunks, one chunk per block and as a persistent
 //     ring of stages per block.
 // Usage: foldkit-copy-probe [MiB ...]   (default 256 1024; bytes copied per call)
-// Prints median and batch mean per call and GB/s (read + write); writes copy-probe.csv.
+// Prints median and batch mean per call, GB/s (read + write) and the rate as % of memcpy's;
+// writes copy-probe.csv.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -139,6 +140,83 @@ __global__ void __launch_bounds__(256, 6) chunk_copy_ticket(const int4* __restri
   }
 }
 
+// ---- stores in blocked order (no transposition of the outputs through shared memory) -------
+
+// Chunk c of a swizzled tile (the scan's layout, scan_tile_io.cuh): 16-byte pieces XOR-swizzled
+// within each 128 bytes, so striped and blocked accesses are both free of bank conflicts.
+__device__ __forceinline__ int swizzle(int c) { return c ^ ((c >> 3) & 7); }
+
+// The chunk lands in shared memory as in the scan (striped cp.async); then each thread stores
+// ITS 8 consecutive 16-byte pieces straight to global memory: a warp's store instruction writes
+// 16 bytes into each of 32 lines, and the 8 instructions fill them. The scan could then skip
+// the output's pass through shared memory (a barrier and 8 shared stores and loads a thread).
+__global__ void __launch_bounds__(256, 6) chunk_copy_blocked_stores(const int4* __restrict__ in, int4* __restrict__ out) {
+  constexpr int kPer = kChunkBytes / 16 / 256;
+  __shared__ int4 tile[kChunkBytes / 16];
+  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * (kChunkBytes / 16);
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) {
+    const int c = r * 256 + threadIdx.x;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(tile + swizzle(c))), "l"(in + base + c)
+                 : "memory");
+  }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) {
+    const int c = threadIdx.x * kPer + r;
+    out[base + c] = tile[swizzle(c)];
+  }
+}
+
+// The widening scans' shape (i32 in, i64 out): 16 KiB of u32 in per block, 32 KiB of u64 out.
+// kBlockedStores: each thread widens its 4 consecutive input pieces into 8 output pieces and
+// stores them straight to global memory (shared memory: the input only, 16 KiB). Else, as the
+// scan does now: inputs to registers, a barrier, the 8 output pieces into shared memory over
+// the inputs (32 KiB), a barrier, striped stores.
+template <bool kBlockedStores>
+__global__ void __launch_bounds__(256, 6) widen_copy(const int4* __restrict__ in, int4* __restrict__ out) {
+  constexpr int kInPer = 4;  // 16 KiB / 16 B / 256 threads
+  constexpr int kInVecs = 256 * kInPer;
+  __shared__ int4 tile[kBlockedStores ? kInVecs : 2 * kInVecs];
+  const std::size_t in_base = static_cast<std::size_t>(blockIdx.x) * kInVecs;
+  const std::size_t out_base = 2 * in_base;
+#pragma unroll
+  for (int r = 0; r < kInPer; ++r) {
+    const int c = r * 256 + threadIdx.x;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(tile + swizzle(c))), "l"(in + in_base + c)
+                 : "memory");
+  }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  int4 x[kInPer];
+#pragma unroll
+  for (int r = 0; r < kInPer; ++r) x[r] = tile[swizzle(threadIdx.x * kInPer + r)];
+  auto widen = [](int a, int b) { return make_int4(a, 0, b, 0); };  // two u32 as two little-endian u64
+  if (kBlockedStores) {
+#pragma unroll
+    for (int r = 0; r < kInPer; ++r) {
+      const std::size_t c = out_base + 2 * (threadIdx.x * kInPer + r);
+      out[c] = widen(x[r].x, x[r].y);
+      out[c + 1] = widen(x[r].z, x[r].w);
+    }
+  } else {
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kInPer; ++r) {
+      const int c = 2 * (threadIdx.x * kInPer + r);
+      tile[swizzle(c)] = widen(x[r].x, x[r].y);
+      tile[swizzle(c + 1)] = widen(x[r].z, x[r].w);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 2 * kInPer; ++r) {
+      const int c = r * 256 + threadIdx.x;
+      out[out_base + c] = tile[swizzle(c)];
+    }
+  }
+}
+
 // ---- TMA bulk copies --------------------------------------------------------------------------
 
 __device__ __forceinline__ void mbar_init(unsigned long long* bar) {
@@ -217,6 +295,7 @@ struct Variant {
   bool is_copy;  // false: a scan, whose output is not its input (not checked here; the tests check it)
   // Copies bytes (a multiple of kChunkBytes) from in to out on stream s.
   void (*run)(const void* in, void* out, std::size_t bytes, int sms, cudaStream_t s);
+  bool widens = false;  // reads bytes / 2 of u32 and writes bytes of u64 (3/4 of a copy's traffic)
 };
 
 template <int kUnroll, bool kStreaming, int kBlocksPerSm>
@@ -249,6 +328,16 @@ void run_ring_bulk(const void* in, void* out, std::size_t bytes, int sms, cudaSt
   }
   kernel<<<static_cast<unsigned>(kBlocksPerSm * sms), 32, smem, s>>>(static_cast<const char*>(in), static_cast<char*>(out),
                                                                      bytes / kStageBytes);
+}
+void run_chunk_blocked_stores(const void* in, void* out, std::size_t bytes, int, cudaStream_t s) {
+  chunk_copy_blocked_stores<<<static_cast<unsigned>(bytes / kChunkBytes), 256, 0, s>>>(static_cast<const int4*>(in),
+                                                                                       static_cast<int4*>(out));
+}
+// Widening: reads bytes / 2 of u32, writes bytes of u64.
+template <bool kBlockedStores>
+void run_widen(const void* in, void* out, std::size_t bytes, int, cudaStream_t s) {
+  widen_copy<kBlockedStores><<<static_cast<unsigned>(bytes / 2 / 16384), 256, 0, s>>>(static_cast<const int4*>(in),
+                                                                                     static_cast<int4*>(out));
 }
 unsigned* ticket_counter() {
   static unsigned* d = [] {
@@ -293,6 +382,9 @@ std::vector<Variant> variants() {
       {"  same, loads L2::evict_first", true, &run_chunk_cp_async<true, false>},
       {"  same, stores .cs", true, &run_chunk_cp_async<false, true>},
       {"  same, loads evict_first + stores .cs", true, &run_chunk_cp_async<true, true>},
+      {"  same, blocked-order stores straight from registers (no output transpose)", true, &run_chunk_blocked_stores},
+      {"widening u32 -> u64, 16 KiB in, outputs through 32 KiB of smem (the i32 scan's I/O)", true, &run_widen<false>, true},
+      {"widening u32 -> u64, 16 KiB in, blocked-order stores from registers (16 KiB smem)", true, &run_widen<true>, true},
       {"  same + the scan's start ticket (thread 0 atomicAdd, barrier)", true, &run_chunk_ticket<false>},
       {"  same, persistent 6/SM, next ticket drawn while copies fly", true, &run_chunk_ticket<true>},
       {"foldkit blocked f32 sum, block = 8192 (scan kernel, no look-back)", false, &run_scan_blocked_tile},
@@ -310,6 +402,15 @@ __global__ void count_mismatches(const unsigned* a, const unsigned* b, std::size
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     local += a[i] != b[i];
+  if (local != 0) atomicAdd(bad, local);
+}
+
+__global__ void count_widen_mismatches(const unsigned* a, const unsigned long long* b, std::size_t n,
+                                       unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    local += static_cast<unsigned long long>(a[i]) != b[i];
   if (local != 0) atomicAdd(bad, local);
 }
 
@@ -347,8 +448,13 @@ int main(int argc, char** argv) {
       v.run(pool.copy(0), d_out, bytes, gpu.sm_count, s);
       FKB_CHECK_LAUNCH(v.name.c_str());
       FKB_CHECK(cudaMemsetAsync(d_bad, 0, sizeof *d_bad, s));
-      count_mismatches<<<4 * gpu.sm_count, 256, 0, s>>>(static_cast<const unsigned*>(pool.copy(0)),
-                                                        static_cast<const unsigned*>(d_out), bytes / 4, d_bad);
+      if (v.widens)
+        count_widen_mismatches<<<4 * gpu.sm_count, 256, 0, s>>>(static_cast<const unsigned*>(pool.copy(0)),
+                                                                static_cast<const unsigned long long*>(d_out), bytes / 8,
+                                                                d_bad);
+      else
+        count_mismatches<<<4 * gpu.sm_count, 256, 0, s>>>(static_cast<const unsigned*>(pool.copy(0)),
+                                                          static_cast<const unsigned*>(d_out), bytes / 4, d_bad);
       unsigned long long bad = 0;
       FKB_CHECK(cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
       FKB_CHECK(cudaStreamSynchronize(s));
@@ -358,13 +464,16 @@ int main(int argc, char** argv) {
         memcpy_med = t.median_us;
         memcpy_batch = t.batch_us;
       }
-      const double gb = 2.0 * static_cast<double>(bytes) / 1e3;
+      // %memcpy compares rates (bytes moved per us): a widening copy moves 3/4 of a copy's bytes.
+      const double traffic = (v.widens ? 1.5 : 2.0) * static_cast<double>(bytes);
+      const double gb = traffic / 1e3;
+      const double pct_med = 100.0 * (traffic / t.median_us) / (2.0 * bytes / memcpy_med);
+      const double pct_batch = 100.0 * (traffic / t.batch_us) / (2.0 * bytes / memcpy_batch);
       const char* check = !v.is_copy ? "n/a" : bad == 0 ? "ok" : "FAIL";
       std::printf("%-66s %10.2f %10.2f %9.1f %9.1f %7.1f %7s\n", v.name.c_str(), t.median_us, t.batch_us, gb / t.median_us,
-                  gb / t.batch_us, 100.0 * memcpy_med / t.median_us, check);
+                  gb / t.batch_us, pct_med, check);
       std::fprintf(csv, "%s,%zu,\"%s\",%.3f,%.3f,%.1f,%.1f,%.2f,%.2f,%s\n", gpu.name.c_str(), m, v.name.c_str(),
-                   t.median_us, t.batch_us, gb / t.median_us, gb / t.batch_us, 100.0 * memcpy_med / t.median_us,
-                   100.0 * memcpy_batch / t.batch_us, check);
+                   t.median_us, t.batch_us, gb / t.median_us, gb / t.batch_us, pct_med, pct_batch, check);
     }
     FKB_CHECK(cudaFree(d_out));
   }
