@@ -89,6 +89,19 @@ TEST_F(CudaErrors, TypeErasedInvalidEnumIsUnsupported) {
   }));
 }
 
+// A corrupt n of 2^62 or more elements is refused before anything is read (the kernel takes
+// n >> 62 as a run-time zero), as is a negative one.
+TEST_F(CudaErrors, AbsurdElementCountIsRefused) {
+  const auto in = to_device(make_exact_sum_data<float>(16, 0, CounterRng{6}));
+  DeviceSlot out;
+  const OwnedWorkspace ws;
+  const std::int64_t huge = std::int64_t{1} << 62;
+  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] { cuda::reduce<ReduceOp::sum>(in.ptr, huge, out.get<float>(), ws.get()); }));
+  EXPECT_TRUE(throws_errc(Errc::unsupported,
+                          [&] { cuda::reduce<ReduceOp::max>(in.ptr, INT64_MAX, out.get<float>(), ws.get()); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cuda::reduce<ReduceOp::sum>(in.ptr, -1, out.get<float>(), ws.get()); }));
+}
+
 // After a refused call the backend still works (no sticky error left behind).
 TEST_F(CudaErrors, ValidCallAfterErrorsSucceeds) {
   const auto a = make_exact_sum_data<std::int32_t>(1000, 2, CounterRng{5});

@@ -5,7 +5,7 @@
 // library's own, launched by the library's own planner with the tuning table's shape; only the
 // spec differs (it carries the trace buffer). Inputs rotate over 1 GiB (foldkit-bench's InputPool).
 //
-// Usage: foldkit-trace CASE N [CALLS] [--batch]   |   foldkit-trace block-reduce
+// Usage: foldkit-trace CASE N [CALLS] [--batch]   |   foldkit-trace block-reduce   |   foldkit-trace launch-ab N
 //   CASE: sum-f32 | sum-f64 | sum-i32 | argmax-f32
 //   --batch: calls back to back (PDL overlap as in the bench's batch mean); default: the
 //   stream is synchronised after every call (as in its per-call median).
@@ -19,6 +19,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <cub/device/device_reduce.cuh>
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
@@ -367,15 +369,157 @@ int block_reduce_report() {
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "foldkit-trace: %s\nusage: foldkit-trace sum-f32|sum-f64|sum-i32|argmax-f32 N [CALLS] [--batch]\n",
+  std::fprintf(stderr, "foldkit-trace: %s\nusage: foldkit-trace sum-f32|sum-f64|sum-i32|argmax-f32 N [CALLS] [--batch] | block-reduce | launch-ab N\n",
                why);
   return 2;
 }
 
 }  // namespace
 
+// ---- launch-ab: is a one-block call's per-call time its launch or its body? ----------------------
+
+// The smallest one-block f32 sum: 256 threads, 4 streaming 16-byte loads each (n = 4096 exactly),
+// a warp shuffle tree, the warps' results through shared memory, one store. Bisection switches:
+// kWait: griddepcontrol.wait first (as the library's kernel); kLibraryBlockReduce: the library's
+// block_reduce instead of the two shuffle levels.
+// kExtra (before the loads, as the library kernel's prologue): 0 nothing; 1: 256 integer adds,
+// straight-line code (4 KiB of instructions); 2: the same 256 adds as a loop of 32 x 8 (little
+// code). 1 against 2 tells what fetching a cold kernel's instructions costs.
+template <bool kWait, bool kLibraryBlockReduce, int kExtra = 0>
+__global__ void __launch_bounds__(256) minimal_sum_kernel(const float4* __restrict__ in, float* __restrict__ out) {
+  __shared__ float warp_sum[8];
+  __shared__ fc::BlockReduceStorage<float> storage;
+  if (kWait) fc::wait_for_prior_grid();
+  unsigned r[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) r[k] = threadIdx.x + k;
+  if (kExtra == 1) {
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) asm volatile("add.u32 %0, %0, %1;" : "+r"(r[k]) : "r"(i * 8 + k + 1));
+  } else if (kExtra == 2) {
+#pragma unroll 1
+    for (int i = 0; i < 32; ++i)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) asm volatile("add.u32 %0, %0, %1;" : "+r"(r[k]) : "r"(i * 8 + k + 1));
+  }
+  if (kExtra != 0) {
+    unsigned x = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x ^= r[k];
+    if (x == 0x9e3779b9u) in += 1;  // practically never: keeps the adds
+  }
+  float4 v[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) v[u] = __ldcs(in + u * 256 + threadIdx.x);
+  float s = 0;
+#pragma unroll
+  for (int u = 0; u < 4; ++u) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+  if (kLibraryBlockReduce) {
+    s = fc::block_reduce(s, [](float a, float b) { return a + b; }, 0.f, storage);
+    if (threadIdx.x == 0) *out = s;
+    return;
+  }
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+  if ((threadIdx.x & 31) == 0) warp_sum[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    s = threadIdx.x < 8 ? warp_sum[threadIdx.x] : 0.f;
+#pragma unroll
+    for (int d = 4; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (threadIdx.x == 0) *out = s;
+  }
+}
+
+// Gated per-call medians and batch means (foldkit-bench's time_calls) of one f32 sum of n
+// elements, called five ways: the library; the library's kernel and plan with the programmatic
+// (PDL) launch attribute off; the same kernel by <<<>>>; CUB; and (n = 4096) the minimal kernel.
+int launch_ab(std::int64_t n) {
+  using Spec = fc::BuiltinReduceSpec<foldkit::ReduceOp::sum, float>;
+  constexpr auto kFamily = fc::tuning::ReduceFamily::value4;
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  fkbench::InputPool pool;
+  pool.prepare(foldkit::DType::f32, n, 4242, s);
+  float* d_out = nullptr;
+  check_cuda(cudaMalloc(&d_out, 64), "cudaMalloc");
+  fc::Workspace ws;
+  ws.bytes = fc::reduce_workspace_bytes();
+  check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
+  fc::init_workspace(ws, s);
+  std::size_t cub_bytes = 0;
+  check_cuda(cub::DeviceReduce::Sum(nullptr, cub_bytes, static_cast<const float*>(nullptr), d_out, static_cast<int>(n), s),
+             "cub size");
+  void* d_cub = nullptr;
+  check_cuda(cudaMalloc(&d_cub, cub_bytes), "cudaMalloc (cub)");
+  const std::size_t bytes = static_cast<std::size_t>(n) * 4;
+  fc::tuning::ReduceTuning t = fc::tuning::reduce_tuning_for(kFamily, bytes);
+  const fc::detail::ReducePlan plan = fc::detail::plan_full_reduce(
+      n, 4, t, fc::detail::current_sm_count(), fc::detail::resident_blocks_per_sm<4, Spec>(t.block_threads));
+  fkbench::LaunchGate gate;
+  fkbench::TimingPlan tp;
+  tp.reps_median = 50;
+  tp.reps_batch = 200;
+  std::printf("launch-ab: f32 sum, n = %lld (%zu bytes); table shape %d threads x unroll %d, grid %d\n",
+              static_cast<long long>(n), bytes, t.block_threads, t.unroll, plan.grid);
+  auto report = [&](const char* what, const fkbench::Call& call) {
+    const fkbench::Timing r = fkbench::time_calls(tp, s, pool, &gate, call);
+    float h = 0;
+    check_cuda(cudaMemcpy(&h, d_out, 4, cudaMemcpyDeviceToHost), "result");
+    std::printf("  %-62s median %7.3f us   batch %7.3f us   (last result %.6g)\n", what, r.median_us, r.batch_us, h);
+  };
+  for (int round = 0; round < 2; ++round) {
+    report("library: foldkit::cuda::reduce<sum, float>", [&](const void* in) {
+      fc::reduce<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n, d_out, ws, s);
+    });
+    fc::tuning::ReduceTuning no_pdl = t;
+    no_pdl.programmatic_launch = false;
+    report("library kernel + plan, cudaLaunchKernelEx without PDL", [&](const void* in) {
+      fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(static_cast<const float*>(in), n, d_out, ws,
+                                                                          Spec{}, no_pdl, s);
+    });
+    if (t.unroll == 4 && plan.grid == 1) {
+      auto* bytes_ws = static_cast<char*>(ws.ptr);
+      auto* ticket = reinterpret_cast<unsigned*>(bytes_ws + fc::detail::kTicketOffset);
+      auto* slots = reinterpret_cast<fc::FlaggedSlot<float>*>(bytes_ws + fc::detail::kPartialsOffset);
+      report("library kernel, one block by <<<>>>", [&](const void* in) {
+        fc::reduce_full_kernel<4, Spec><<<1, t.block_threads, 0, s>>>(static_cast<const float*>(in), n, d_out, slots,
+                                                                       ticket, Spec{});
+      });
+    }
+    report("cub::DeviceReduce::Sum", [&](const void* in) {
+      check_cuda(cub::DeviceReduce::Sum(d_cub, cub_bytes, static_cast<const float*>(in), d_out, static_cast<int>(n), s),
+                 "cub");
+    });
+    if (n == 4096) {
+      report("minimal one-block kernel (256 x 4 float4, shuffles)", [&](const void* in) {
+        minimal_sum_kernel<false, false><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + griddepcontrol.wait", [&](const void* in) {
+        minimal_sum_kernel<true, false><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + the library's block_reduce", [&](const void* in) {
+        minimal_sum_kernel<false, true><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + both", [&](const void* in) {
+        minimal_sum_kernel<true, true><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + 256 adds before the loads, straight-line (4 KiB code)", [&](const void* in) {
+        minimal_sum_kernel<false, false, 1><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + 256 adds before the loads, as a loop (little code)", [&](const void* in) {
+        minimal_sum_kernel<false, false, 2><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "block-reduce") == 0) return block_reduce_report();
+  if (argc == 3 && std::strcmp(argv[1], "launch-ab") == 0) return launch_ab(std::atoll(argv[2]));
   if (argc < 3) return usage("missing arguments");
   const std::string which = argv[1];
   const std::int64_t n = std::atoll(argv[2]);

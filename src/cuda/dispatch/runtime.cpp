@@ -54,6 +54,10 @@ static std::size_t workspace_bytes_for(int sm_count) {
 
 void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
   if (n < 0) throw Error(Errc::invalid_argument, "n is negative (" + std::to_string(n) + ")");
+  // The kernel relies on n < 2^62 (vector_load.cuh, after_all_loads: n >> 62 is its run-time
+  // zero); no memory holds that many elements, so this only refuses a corrupt n.
+  if (n >= (std::int64_t{1} << 62))
+    throw Error(Errc::unsupported, "n = " + std::to_string(n) + " is 2^62 or more elements");
   if (d_in == nullptr && n > 0) throw Error(Errc::invalid_argument, "input is null but n = " + std::to_string(n));
   if (d_out == nullptr) throw Error(Errc::invalid_argument, "output is null");
   if (nonempty && n == 0) throw Error(Errc::empty_input, "this reduction has no identity; the input is empty");

@@ -65,11 +65,14 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
   using State = ThreadAccumulator<Spec>;
   typename State::type state = State::init(spec);
 
+  // Zero at run time (n < 2^62), opaque to the compiler: see after_all_loads.
+  const auto zero = static_cast<unsigned>(static_cast<std::uint64_t>(n) >> 62);
   std::int64_t i = tid;
   for (; i + (kUnroll - 1) * stride < vectors; i += kUnroll * stride) {
     V v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(vin + i + u * stride);
+    after_all_loads(v, zero);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) State::update(spec, state, v[u], head, i + u * stride);
   }
@@ -79,10 +82,11 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
   constexpr int kBatch = sizeof(typename State::type) > 32 ? 1 : (kUnroll - 1 < 3 ? kUnroll - 1 : 3);
   if constexpr (kBatch > 1) {
     for (; i < vectors; i += kBatch * stride) {
-      V v[kBatch];
+      V v[kBatch] = {};
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (i + u * stride < vectors) v[u] = load_streaming(vin + i + u * stride);
+      after_all_loads(v, zero);
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (i + u * stride < vectors) State::update(spec, state, v[u], head, i + u * stride);

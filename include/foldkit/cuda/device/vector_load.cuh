@@ -24,4 +24,33 @@ __device__ __forceinline__ Vec16<T> load_streaming(const Vec16<T>* p) {
   return out;
 }
 
+// Makes every vector of a batch of loads depend on the LAST load of the batch, so that all the
+// batch's loads are issued before any is used. Without it ptxas may start folding the first
+// vectors (and reuse their registers) before it has issued the last loads: the SASS of
+// reduce_full_kernel<4, f32 sum> read "LDG, LDG, FADD x5, LDG, LDG" (sm_90, CUDA 13.0), so a
+// thread waited one DRAM round trip for its first two loads before the other two left, and
+// the unroll-8 kernels had 4-5 loads in flight instead of 8. `zero` must be 0 at run time but
+// unknown to the compiler (e.g. n >> 62 for an element count): every word of the earlier
+// vectors is OR-ed with (zero ? the last vector's first word : 0), which changes no bit but
+// cannot be folded. Every word, and the whole word: with only the first word tied ptxas folded
+// the other three early, and with (last & zero) it knew the high bits were clear and took the
+// signs of min/max keys before the last load. Costs one LOP3 per 4 bytes, on an SM that waits
+// for memory.
+template <int kBatch, class T>
+__device__ __forceinline__ void after_all_loads(Vec16<T> (&v)[kBatch], unsigned zero) {
+  if constexpr (kBatch > 1) {
+    unsigned last;
+    memcpy(&last, &v[kBatch - 1], 4);
+    const unsigned dep = zero != 0 ? last : 0u;
+#pragma unroll
+    for (int u = 0; u < kBatch - 1; ++u) {
+      unsigned w[4];
+      memcpy(w, &v[u], 16);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) w[k] |= dep;
+      memcpy(&v[u], w, 16);
+    }
+  }
+}
+
 }  // namespace foldkit::cuda
