@@ -385,8 +385,10 @@ int usage(const char* why) {
 // kExtra (before the loads, as the library kernel's prologue): 0 nothing; 1: 256 integer adds,
 // straight-line code (4 KiB of instructions); 2: the same 256 adds as a loop of 32 x 8 (little
 // code). 1 against 2 tells what fetching a cold kernel's instructions costs.
-template <bool kWait, bool kLibraryBlockReduce, int kExtra = 0>
-__global__ void __launch_bounds__(256) minimal_sum_kernel(const float4* __restrict__ in, float* __restrict__ out) {
+// kExtra 3: griddepcontrol.launch_dependents before the result's store (as the library);
+// kMaxThreads: the launch bound (the library's kernel declares 1024).
+template <bool kWait, bool kLibraryBlockReduce, int kExtra = 0, int kMaxThreads = 256>
+__global__ void __launch_bounds__(kMaxThreads) minimal_sum_kernel(const float4* __restrict__ in, float* __restrict__ out) {
   __shared__ float warp_sum[8];
   __shared__ fc::BlockReduceStorage<float> storage;
   if (kWait) fc::wait_for_prior_grid();
@@ -418,6 +420,7 @@ __global__ void __launch_bounds__(256) minimal_sum_kernel(const float4* __restri
   for (int u = 0; u < 4; ++u) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
   if (kLibraryBlockReduce) {
     s = fc::block_reduce(s, [](float a, float b) { return a + b; }, 0.f, storage);
+    if (kExtra == 3) fc::allow_next_grid();
     if (threadIdx.x == 0) *out = s;
     return;
   }
@@ -511,6 +514,12 @@ int launch_ab(std::int64_t n) {
       });
       report("  + 256 adds before the loads, as a loop (little code)", [&](const void* in) {
         minimal_sum_kernel<false, false, 2><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + wait + library block_reduce + launch_dependents", [&](const void* in) {
+        minimal_sum_kernel<true, true, 3><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  + all that, __launch_bounds__(1024)", [&](const void* in) {
+        minimal_sum_kernel<true, true, 3, 1024><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
       });
     }
   }
