@@ -22,12 +22,32 @@
 #include <string>
 #include <vector>
 
+#include "foldkit/cuda/device/scan_tile_io.cuh"
 #include "foldkit/cuda/scan.hpp"
 #include "timing.hpp"
 
 namespace {
 
 constexpr int kChunkBytes = 32 * 1024;  // the f32 scan's tile
+
+namespace fc = foldkit::cuda;
+
+// Chunk c of a swizzled tile: the scan's layout (scan_tile_io.cuh), 16-byte pieces XOR-swizzled
+// within each 128 bytes so that striped and blocked accesses are both free of bank conflicts.
+__device__ __forceinline__ int swizzle(int c) { return fc::SwizzledTile<float>::chunk(c); }
+
+// The scan's load (scan_tile_io.cuh): kPer * 256 pieces copied striped by cp.async into `tile`
+// (swizzled when kSwizzle), then waited for and made visible to the block.
+template <int kPer, bool kSwizzle>
+__device__ __forceinline__ void load_tile_striped(int4* tile, const int4* __restrict__ src) {
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) {
+    const int c = r * 256 + static_cast<int>(threadIdx.x);
+    fc::tile_io::copy_async<16>(tile + (kSwizzle ? swizzle(c) : c), src + c);
+  }
+  fc::tile_io::wait_all_copies();
+  __syncthreads();
+}
 
 // ---- grid-stride copies -----------------------------------------------------------------------
 
@@ -142,10 +162,6 @@ __global__ void __launch_bounds__(256, 6) chunk_copy_ticket(const int4* __restri
 
 // ---- stores in blocked order (no transposition of the outputs through shared memory) -------
 
-// Chunk c of a swizzled tile (the scan's layout, scan_tile_io.cuh): 16-byte pieces XOR-swizzled
-// within each 128 bytes, so striped and blocked accesses are both free of bank conflicts.
-__device__ __forceinline__ int swizzle(int c) { return c ^ ((c >> 3) & 7); }
-
 // The chunk lands in shared memory as in the scan (striped cp.async); then each thread stores
 // ITS 8 consecutive 16-byte pieces straight to global memory: a warp's store instruction writes
 // 16 bytes into each of 32 lines, and the 8 instructions fill them. The scan could then skip
@@ -154,14 +170,7 @@ __global__ void __launch_bounds__(256, 6) chunk_copy_blocked_stores(const int4* 
   constexpr int kPer = kChunkBytes / 16 / 256;
   __shared__ int4 tile[kChunkBytes / 16];
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * (kChunkBytes / 16);
-#pragma unroll
-  for (int r = 0; r < kPer; ++r) {
-    const int c = r * 256 + threadIdx.x;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(tile + swizzle(c))), "l"(in + base + c)
-                 : "memory");
-  }
-  asm volatile("cp.async.wait_all;" ::: "memory");
-  __syncthreads();
+  load_tile_striped<kPer, true>(tile, in + base);
 #pragma unroll
   for (int r = 0; r < kPer; ++r) {
     const int c = threadIdx.x * kPer + r;
@@ -181,14 +190,7 @@ __global__ void __launch_bounds__(256, 6) widen_copy(const int4* __restrict__ in
   __shared__ int4 tile[kBlockedStores ? kInVecs : 2 * kInVecs];
   const std::size_t in_base = static_cast<std::size_t>(blockIdx.x) * kInVecs;
   const std::size_t out_base = 2 * in_base;
-#pragma unroll
-  for (int r = 0; r < kInPer; ++r) {
-    const int c = r * 256 + threadIdx.x;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(tile + swizzle(c))), "l"(in + in_base + c)
-                 : "memory");
-  }
-  asm volatile("cp.async.wait_all;" ::: "memory");
-  __syncthreads();
+  load_tile_striped<kInPer, true>(tile, in + in_base);
   int4 x[kInPer];
 #pragma unroll
   for (int r = 0; r < kInPer; ++r) x[r] = tile[swizzle(threadIdx.x * kInPer + r)];
