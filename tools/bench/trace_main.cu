@@ -488,7 +488,8 @@ int launch_ab(std::int64_t n) {
       auto* ticket = reinterpret_cast<unsigned*>(bytes_ws + fc::detail::kTicketOffset);
       auto* slots = reinterpret_cast<fc::FlaggedSlot<float>*>(bytes_ws + fc::detail::kPartialsOffset);
       report("library kernel, one block by <<<>>>", [&](const void* in) {
-        fc::reduce_full_kernel<4, Spec><<<1, t.block_threads, 0, s>>>(static_cast<const float*>(in), n, d_out, slots,
+        fc::reduce_full_kernel<4, Spec><<<1, t.block_threads, 0, s>>>(static_cast<const float*>(in), n,
+                                                                       fc::split_for_vectors(static_cast<const float*>(in), n), d_out, slots,
                                                                        ticket, Spec{});
       });
     }

@@ -15,7 +15,7 @@ namespace foldkit::cuda {
 
 template <int kUnroll, class Spec>
 __global__ void __launch_bounds__(1024)
-    reduce_cluster_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n,
+    reduce_cluster_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n, ReduceSplit split,
                           typename Spec::result_type* __restrict__ out, Spec spec) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(1024)
   __shared__ Acc block_result;
 
   wait_for_prior_grid();
-  const Acc acc = reduce_block_share<kUnroll>(in, n, spec, storage);
+  const Acc acc = reduce_block_share<kUnroll>(in, n, split, spec, storage);
   allow_next_grid();
 
   cg::cluster_group cluster = cg::this_cluster();

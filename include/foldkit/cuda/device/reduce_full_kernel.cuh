@@ -39,25 +39,54 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
-// Phase 1 of every reduction kernel: this block's share of [0, n), reduced to one value that
-// thread 0 receives. The grid-strided assignment depends only on blockIdx, gridDim and the
-// input's alignment.
+// How [0, n) splits for 16-byte loads: `head` elements before the first 16-byte boundary,
+// `vectors` whole aligned vectors, then `tail` elements. Computed on the host (it knows the
+// pointer and n) and passed as a kernel parameter: in the kernel this took ~70 instructions of
+// 64-bit arithmetic (mask, clamp, divide, multiply) on the path to the first load, which a
+// one-block call waits through.
+struct ReduceSplit {
+  std::int64_t vectors;
+  int head;  // < 16 / sizeof(T)
+  int tail;  // < 16 / sizeof(T)
+};
+
+template <class T>
+__host__ __device__ inline ReduceSplit split_for_vectors(const T* in, std::int64_t n) {
+  constexpr std::int64_t kLanes = 16 / sizeof(T);
+  const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(in) & 15u);
+  std::int64_t head = misalign == 0 ? 0 : (16 - misalign) / static_cast<std::int64_t>(sizeof(T));
+  if (head > n) head = n;
+  const std::int64_t vectors = (n - head) / kLanes;
+  return ReduceSplit{vectors, static_cast<int>(head), static_cast<int>(n - head - vectors * kLanes)};
+}
+
+// Takes this block's start ticket with atom.inc (old + 1, wrapping to 0 past 2^31 - 1, which a
+// ticket never reaches: it counts blocks and is reset by every launch). Not atomicAdd: ptxas
+// aggregates a warp's atomic adds (even one thread's, even from inline PTX, even an inc whose
+// limit is 0xffffffff) and broadcasts the result with a shuffle, and that shuffle waits for
+// the atomic's round trip through L2, contended by every block of the grid, before warp 0
+// issues any of its loads. With this inc nothing reads the ticket until the block's input is
+// reduced (checked in the SASS: ATOMG.E.INC, no SHFL before the first LDG).
+__device__ __forceinline__ unsigned take_ticket(unsigned* ticket) {
+  unsigned old;
+  asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], 0x7fffffff;" : "=r"(old) : "l"(ticket));
+  return old;
+}
+
+// Phase 1 of every reduction kernel, per thread: this thread's share of [0, n), reduced to one
+// value. The grid-strided assignment depends only on blockIdx, gridDim and the input's
+// alignment.
 template <int kUnroll, class Spec>
-__device__ __forceinline__ typename Spec::accum_type reduce_block_share(
-    const typename Spec::input_type* __restrict__ in, std::int64_t n, const Spec& spec,
-    BlockReduceStorage<typename Spec::accum_type>& storage) {
+__device__ __forceinline__ typename Spec::accum_type reduce_thread_share(
+    const typename Spec::input_type* __restrict__ in, std::int64_t n, ReduceSplit split, const Spec& spec) {
   using T = typename Spec::input_type;
   using Acc = typename Spec::accum_type;
   using V = Vec16<T>;
   constexpr int kLanes = V::kCount;
 
-  // Split [0, n) into an unaligned head, whole aligned vectors, and a tail.
-  const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(in) & 15u);
-  std::int64_t head = misalign == 0 ? 0 : (16 - misalign) / static_cast<std::int64_t>(sizeof(T));
-  if (head > n) head = n;
-  const std::int64_t vectors = (n - head) / kLanes;
-  const std::int64_t tail_begin = head + vectors * kLanes;
-  const V* __restrict__ vin = reinterpret_cast<const V*>(in + head);
+  const std::int64_t head = split.head;
+  const std::int64_t vectors = split.vectors;
+  const V* __restrict__ vin = reinterpret_cast<const V*>(in + split.head);
 
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -68,7 +97,8 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
   // Zero at run time (n < 2^62), opaque to the compiler: see after_all_loads.
   const auto zero = static_cast<unsigned>(static_cast<std::uint64_t>(n) >> 62);
   std::int64_t i = tid;
-  for (; i + (kUnroll - 1) * stride < vectors; i += kUnroll * stride) {
+  const std::int64_t main_end = vectors - (kUnroll - 1) * stride;  // i < main_end: kUnroll loads fit
+  for (; i < main_end; i += kUnroll * stride) {
     V v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(vin + i + u * stride);
@@ -100,57 +130,79 @@ __device__ __forceinline__ typename Spec::accum_type reduce_block_share(
 
   Acc acc = State::finish(spec, state, head, tid, vectors);
   if (tid < head) acc = spec.combine(acc, spec.from_element(in[tid], tid));
-  if (tid < n - tail_begin) acc = spec.combine(acc, spec.from_element(in[tail_begin + tid], tail_begin + tid));
+  if (tid < split.tail) {
+    const std::int64_t tail_begin = head + vectors * kLanes;
+    acc = spec.combine(acc, spec.from_element(in[tail_begin + tid], tail_begin + tid));
+  }
 
   trace_barrier(spec);
   if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
-  return block_reduce(acc, spec.combine, spec.identity(), storage);
+  return acc;
 }
 
+// Phase 1 for a one-block grid whose input is one batch per thread (vectors <= kUnroll *
+// blockDim.x): the same assignment as reduce_thread_share (thread t takes vectors t, t +
+// blockDim.x, ...), as straight-line code with 32-bit indices and a predicate per update. A
+// one-block call is latency from start to end, and reduce_thread_share's 64-bit grid-stride
+// bookkeeping and loops put ~180 instructions per warp on that path (ncu, f32 sum of 4096),
+// against ~50 in a bare one-block kernel that was 0.35 us faster.
 template <int kUnroll, class Spec>
-__global__ void __launch_bounds__(1024)
-    reduce_full_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n,
-                       typename Spec::result_type* __restrict__ out,
-                       FlaggedSlot<typename Spec::accum_type>* __restrict__ slots, unsigned int* __restrict__ ticket,
-                       Spec spec) {
+__device__ __forceinline__ typename Spec::accum_type reduce_one_batch(const typename Spec::input_type* __restrict__ in,
+                                                                       std::int64_t n, ReduceSplit split,
+                                                                       const Spec& spec) {
+  using T = typename Spec::input_type;
   using Acc = typename Spec::accum_type;
-  __shared__ BlockReduceStorage<Acc> storage;
-  __shared__ bool is_collector;
+  using V = Vec16<T>;
+  using State = ThreadAccumulator<Spec>;
+  constexpr int kLanes = V::kCount;
+  const unsigned vectors = static_cast<unsigned>(split.vectors);
+  const unsigned t = threadIdx.x;
+  const unsigned stride = blockDim.x;
+  const V* __restrict__ vin = reinterpret_cast<const V*>(in + split.head);
+  const auto zero = static_cast<unsigned>(static_cast<std::uint64_t>(n) >> 62);  // see after_all_loads
 
-  // Programmatic dependent launch (Hopper): this grid may have been started before the previous
-  // kernel in the stream finished; wait for it before touching memory. A no-op otherwise.
-  wait_for_prior_grid();
-  if (threadIdx.x == 0) trace_point(spec, kTraceEntry);
-  // The start ticket; its result is not needed until the block's input is reduced.
-  unsigned start_ticket = 0;
-  if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = atomicAdd(ticket, 1u);
-
-  Acc acc = reduce_block_share<kUnroll>(in, n, spec, storage);
-  if (threadIdx.x == 0) trace_point(spec, kTraceReduced);
-  // This block has read all its input: let the next kernel in the stream begin launching (it
-  // still waits for this grid to complete before it touches memory).
-  allow_next_grid();
-
-  if (gridDim.x == 1) {
-    if (threadIdx.x == 0) {
-      *out = spec.finalize(acc, n, in);
-      trace_point(spec, kTraceDone);
-      trace_flush(spec);
-    }
-    return;
+  typename State::type state = State::init(spec);
+  if (vectors != 0) {
+    // Every load is unconditional, clamped to the last vector (a repeat of a line in flight),
+    // and only the update is predicated: with predicated loads (`cond ? load : V{}`) ptxas
+    // copied each loaded vector into its zeroed register as soon as it was issued, and that
+    // copy waited for the load: the f64 sum's 8 loads left in two rounds (2^14: +1 us).
+    V v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(vin + ::min(t + u * stride, vectors - 1));
+    after_all_loads(v, zero);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (t + u * stride < vectors) State::update(spec, state, v[u], split.head, t + u * stride);
   }
-  if (threadIdx.x == 0) {
-    publish_to_slot(slots + blockIdx.x, acc);
-    is_collector = start_ticket == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_collector) {
-    if (threadIdx.x == 0) trace_flush(spec);
-    return;
-  }
-  if (threadIdx.x == 0) trace_point(spec, kTraceCollectStart);
 
-  // Poll every slot; all loads of a round are issued before any is examined.
+  Acc acc = State::finish(spec, state, split.head, t, vectors);
+  if (t < static_cast<unsigned>(split.head)) acc = spec.combine(acc, spec.from_element(in[t], t));
+  if (t < static_cast<unsigned>(split.tail)) {
+    const std::int64_t tail_begin = split.head + static_cast<std::int64_t>(vectors) * kLanes;
+    acc = spec.combine(acc, spec.from_element(in[tail_begin + t], tail_begin + t));
+  }
+  trace_barrier(spec);
+  if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
+  return acc;
+}
+
+// This block's share of [0, n), reduced to one value that thread 0 receives.
+template <int kUnroll, class Spec>
+__device__ __forceinline__ typename Spec::accum_type reduce_block_share(
+    const typename Spec::input_type* __restrict__ in, std::int64_t n, ReduceSplit split, const Spec& spec,
+    BlockReduceStorage<typename Spec::accum_type>& storage) {
+  return block_reduce(reduce_thread_share<kUnroll>(in, n, split, spec), spec.combine, spec.identity(), storage);
+}
+
+// Phase 2, in the collector block: waits for every block's slot and returns this thread's
+// combine of the slots it read (slots threadIdx.x, + blockDim.x, ...: a fixed order), zeroing
+// each slot and the ticket for the next launch. All loads of a poll round are issued before any
+// is examined.
+template <class Spec>
+__device__ __forceinline__ typename Spec::accum_type collect_slots(FlaggedSlot<typename Spec::accum_type>* slots,
+                                                                    unsigned* ticket, const Spec& spec) {
+  using Acc = typename Spec::accum_type;
   constexpr int kBatch = 8 / FlaggedSlot<Acc>::kWords;  // 8 words in flight per thread and round
   Acc total = spec.identity();
   for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += kBatch * blockDim.x) {
@@ -184,13 +236,64 @@ __global__ void __launch_bounds__(1024)
   }
   trace_barrier(spec);
   if (threadIdx.x == 0) trace_point(spec, kTraceAllSeen);
-  __syncthreads();  // storage is reused
-  total = block_reduce(total, spec.combine, spec.identity(), storage);
-  if (threadIdx.x == 0) {
-    trace_point(spec, kTraceFinalReduced);
-    *out = spec.finalize(total, n, in);
-    trace_point(spec, kTraceDone);
-    trace_flush(spec);
+  return total;
+}
+
+template <int kUnroll, class Spec>
+__global__ void __launch_bounds__(1024)
+    reduce_full_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n, ReduceSplit split,
+                       typename Spec::result_type* __restrict__ out,
+                       FlaggedSlot<typename Spec::accum_type>* __restrict__ slots, unsigned int* __restrict__ ticket,
+                       Spec spec) {
+  using Acc = typename Spec::accum_type;
+  __shared__ BlockReduceStorage<Acc> storage;
+  __shared__ bool is_collector;
+
+  // Programmatic dependent launch (Hopper): this grid may have been started before the previous
+  // kernel in the stream finished; wait for it before touching memory. A no-op otherwise.
+  wait_for_prior_grid();
+  if (threadIdx.x == 0) trace_point(spec, kTraceEntry);
+  // The start ticket; its result is not needed until the block's input is reduced.
+  unsigned start_ticket = 0;
+  if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = take_ticket(ticket);
+
+  const bool one_batch = gridDim.x == 1 && split.vectors <= static_cast<std::int64_t>(kUnroll) * blockDim.x;
+  Acc acc = one_batch ? reduce_one_batch<kUnroll>(in, n, split, spec) : reduce_thread_share<kUnroll>(in, n, split, spec);
+  // This thread has read all its input: let the next kernel in the stream begin launching (it
+  // still waits for this grid to complete before it touches memory).
+  allow_next_grid();
+
+  // Pass 0 reduces this block's values and publishes the partial; pass 1, in the collector
+  // only, reduces the partials it collected and writes the result. One loop, so that the block
+  // reduce and the finalize are compiled once (the f32 sum kernel: 15 shuffles instead of 30,
+  // 10 % less code). The hope was that the collector would then run instruction-cache-warm
+  // code; measured end to end it changed nothing beyond noise (2026-11-25, perf.md).
+  bool collecting = false;
+#pragma unroll 1
+  for (;;) {
+    acc = block_reduce(acc, spec.combine, spec.identity(), storage);
+    if (threadIdx.x == 0) trace_point(spec, collecting ? kTraceFinalReduced : kTraceReduced);
+    if (collecting || gridDim.x == 1) {
+      if (threadIdx.x == 0) {
+        *out = spec.finalize(acc, n, in);
+        trace_point(spec, kTraceDone);
+        trace_flush(spec);
+      }
+      return;
+    }
+    if (threadIdx.x == 0) {
+      publish_to_slot(slots + blockIdx.x, acc);
+      is_collector = start_ticket == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!is_collector) {
+      if (threadIdx.x == 0) trace_flush(spec);
+      return;
+    }
+    if (threadIdx.x == 0) trace_point(spec, kTraceCollectStart);
+    acc = collect_slots(slots, ticket, spec);
+    collecting = true;
+    __syncthreads();  // storage is reused
   }
 }
 

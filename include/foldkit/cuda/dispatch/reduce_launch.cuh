@@ -98,7 +98,7 @@ bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64
     attribute[1].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;
     config.numAttrs = t.programmatic_launch ? 2 : 1;
-    const cudaError_t status = cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, spec);
+    const cudaError_t status = cudaLaunchKernelEx(&config, kernel, d_in, n, split_for_vectors(d_in, n), d_out, spec);
     if (status == cudaSuccess) return true;
     (void)cudaGetLastError();  // e.g. no GPC with room for the cluster: use the grid kernel
     return false;
@@ -129,7 +129,7 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
   config.numAttrs = t.programmatic_launch ? 1 : 0;
-  check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, d_out, slots, ticket, spec), "launching reduce_full_kernel");
+  check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, split_for_vectors(d_in, n), d_out, slots, ticket, spec), "launching reduce_full_kernel");
 }
 
 // Launches with the tuning's unroll if Unrolls::has(unroll): only those unrolls are compiled
