@@ -41,9 +41,8 @@ __device__ __forceinline__ void allow_next_grid() {
 
 // How [0, n) splits for 16-byte loads: `head` elements before the first 16-byte boundary,
 // `vectors` whole aligned vectors, then `tail` elements. Computed on the host (it knows the
-// pointer and n) and passed as a kernel parameter: in the kernel this took ~70 instructions of
-// 64-bit arithmetic (mask, clamp, divide, multiply) on the path to the first load, which a
-// one-block call waits through.
+// pointer and n) and passed as a kernel parameter: in the kernel this took ~35 instructions of
+// 64-bit arithmetic (mask, clamp, divide, multiply) on the path to the first load.
 struct ReduceSplit {
   std::int64_t vectors;
   int head;  // < 16 / sizeof(T)
@@ -73,16 +72,30 @@ __device__ __forceinline__ unsigned take_ticket(unsigned* ticket) {
   return old;
 }
 
+// The end of phase 1 for either path: thread t also folds in element t of the unaligned head
+// and element t of the tail (at most 15 of each), after its vectors.
+template <class Spec, class Index>
+__device__ __forceinline__ typename Spec::accum_type fold_head_and_tail(typename Spec::accum_type acc,
+                                                                         const typename Spec::input_type* __restrict__ in,
+                                                                         ReduceSplit split, Index t, const Spec& spec) {
+  constexpr int kLanes = Vec16<typename Spec::input_type>::kCount;
+  if (t < static_cast<Index>(split.head)) acc = spec.combine(acc, spec.from_element(in[t], t));
+  if (t < static_cast<Index>(split.tail)) {
+    const std::int64_t tail_begin = split.head + split.vectors * kLanes;
+    acc = spec.combine(acc, spec.from_element(in[tail_begin + t], tail_begin + t));
+  }
+  trace_barrier(spec);
+  if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
+  return acc;
+}
+
 // Phase 1 of every reduction kernel, per thread: this thread's share of [0, n), reduced to one
 // value. The grid-strided assignment depends only on blockIdx, gridDim and the input's
 // alignment.
 template <int kUnroll, class Spec>
 __device__ __forceinline__ typename Spec::accum_type reduce_thread_share(
     const typename Spec::input_type* __restrict__ in, std::int64_t n, ReduceSplit split, const Spec& spec) {
-  using T = typename Spec::input_type;
-  using Acc = typename Spec::accum_type;
-  using V = Vec16<T>;
-  constexpr int kLanes = V::kCount;
+  using V = Vec16<typename Spec::input_type>;
 
   const std::int64_t head = split.head;
   const std::int64_t vectors = split.vectors;
@@ -128,16 +141,7 @@ __device__ __forceinline__ typename Spec::accum_type reduce_thread_share(
     }
   }
 
-  Acc acc = State::finish(spec, state, head, tid, vectors);
-  if (tid < head) acc = spec.combine(acc, spec.from_element(in[tid], tid));
-  if (tid < split.tail) {
-    const std::int64_t tail_begin = head + vectors * kLanes;
-    acc = spec.combine(acc, spec.from_element(in[tail_begin + tid], tail_begin + tid));
-  }
-
-  trace_barrier(spec);
-  if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
-  return acc;
+  return fold_head_and_tail(State::finish(spec, state, head, tid, vectors), in, split, tid, spec);
 }
 
 // Phase 1 for a one-block grid whose input is one batch per thread (vectors <= kUnroll *
@@ -150,11 +154,8 @@ template <int kUnroll, class Spec>
 __device__ __forceinline__ typename Spec::accum_type reduce_one_batch(const typename Spec::input_type* __restrict__ in,
                                                                        std::int64_t n, ReduceSplit split,
                                                                        const Spec& spec) {
-  using T = typename Spec::input_type;
-  using Acc = typename Spec::accum_type;
-  using V = Vec16<T>;
+  using V = Vec16<typename Spec::input_type>;
   using State = ThreadAccumulator<Spec>;
-  constexpr int kLanes = V::kCount;
   const unsigned vectors = static_cast<unsigned>(split.vectors);
   const unsigned t = threadIdx.x;
   const unsigned stride = blockDim.x;
@@ -176,15 +177,7 @@ __device__ __forceinline__ typename Spec::accum_type reduce_one_batch(const type
       if (t + u * stride < vectors) State::update(spec, state, v[u], split.head, t + u * stride);
   }
 
-  Acc acc = State::finish(spec, state, split.head, t, vectors);
-  if (t < static_cast<unsigned>(split.head)) acc = spec.combine(acc, spec.from_element(in[t], t));
-  if (t < static_cast<unsigned>(split.tail)) {
-    const std::int64_t tail_begin = split.head + static_cast<std::int64_t>(vectors) * kLanes;
-    acc = spec.combine(acc, spec.from_element(in[tail_begin + t], tail_begin + t));
-  }
-  trace_barrier(spec);
-  if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
-  return acc;
+  return fold_head_and_tail(State::finish(spec, state, split.head, t, vectors), in, split, t, spec);
 }
 
 // This block's share of [0, n), reduced to one value that thread 0 receives.
