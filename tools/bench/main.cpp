@@ -17,7 +17,7 @@ namespace {
 
 const char* kUsage =
     "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
-    "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...]\n"
+    "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...] [--tiers A-B]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
     "       foldkit-bench scan [--sweep] [--quick] [--csv FILE]\n"
     "\n"
@@ -34,6 +34,7 @@ const char* kUsage =
     "                   max f32, argmax f32, sum i32, sum f64, sum f16 at 4 KiB .. 1 GiB of input (the\n"
     "                   tuning table's tiers); tools/bench/pick_reduce_table.py picks the table from its CSV\n"
     "  --dtypes LIST    sweep only the cases of these dtypes (f32,i32,f64,f16)\n"
+    "  --tiers A-B      sweep only size tiers A..B (tier k: 4 KiB * 2^k of input)\n"
     "  ladder           the seeds' kernel ladders (ladder/) rung by rung, each seed in its own table, at the\n"
     "                   seed's n on one reused input (as the seed timed it) and at a DRAM-sized n on rotated\n"
     "                   inputs, beside foldkit, CUB and the ceiling; every row checked. GPU only\n"
@@ -108,6 +109,11 @@ int main(int argc, char** argv) {
       std::stringstream ss(v);
       for (std::string t; std::getline(ss, t, ',');)
         if (!t.empty()) opt.sweep_dtypes.push_back(t);
+    } else if (a == "--tiers") {
+      const char* v = value();
+      if (!v || std::sscanf(v, "%d-%d", &opt.sweep_tier_first, &opt.sweep_tier_last) != 2 || opt.sweep_tier_first < 0 ||
+          opt.sweep_tier_last < opt.sweep_tier_first)
+        return usage_error("--tiers needs A-B (0 <= A <= B)", v);
     } else {
       return usage_error("unknown argument", argv[i]);
     }

@@ -20,6 +20,7 @@ struct Options {
   Backend backend = Backend::automatic;
   std::string csv_path;       // empty: no CSV
   std::vector<std::string> sweep_dtypes;  // empty: every dtype
+  int sweep_tier_first = 0, sweep_tier_last = 99;  // `sweep --tiers A-B`: only those size tiers
   std::string command_line;   // argv joined, printed in the header
 
   // Repetitions. Per-call median over reps_median calls, mean over one batch of reps_batch

@@ -80,7 +80,8 @@ int Sweep::run() {
     if (!opt_.sweep_dtypes.empty() &&
         std::find(opt_.sweep_dtypes.begin(), opt_.sweep_dtypes.end(), name) == opt_.sweep_dtypes.end())
       continue;
-    for (int tier = 0; tier < tuning::kTiers; ++tier) sweep_case(c, tier);
+    for (int tier = 0; tier < tuning::kTiers; ++tier)
+      if (tier >= opt_.sweep_tier_first && tier <= opt_.sweep_tier_last) sweep_case(c, tier);
   }
   summary_.print(false);
   return summary_.failures();
