@@ -436,6 +436,22 @@ __global__ void __launch_bounds__(kMaxThreads) minimal_sum_kernel(const float4* 
   }
 }
 
+// The library's one-block path as a kernel of its own, as CUB's single-tile kernel is: no start
+// ticket, no slots, no two-pass loop; the same phase 1 (reduce_one_batch), block_reduce and
+// finalize. Against the library's kernel in one run: is the one-block gap to CUB the shared
+// kernel's extra code (its branches, jumps and size), or outside the kernel?
+template <int kUnroll, class Spec>
+__global__ void __launch_bounds__(1024) one_block_kernel(const typename Spec::input_type* __restrict__ in, std::int64_t n,
+                                                         fc::ReduceSplit split, typename Spec::result_type* __restrict__ out,
+                                                         Spec spec) {
+  __shared__ fc::BlockReduceStorage<typename Spec::accum_type> storage;
+  fc::wait_for_prior_grid();
+  auto acc = fc::reduce_one_batch<kUnroll>(in, n, split, spec);
+  fc::allow_next_grid();
+  acc = fc::block_reduce(acc, spec.combine, spec.identity(), storage);
+  if (threadIdx.x == 0) *out = spec.finalize(acc, n, in);
+}
+
 // Gated per-call medians and batch means (foldkit-bench's time_calls) of one f32 sum of n
 // elements, called five ways: the library; the library's kernel and plan with the programmatic
 // (PDL) launch attribute off; the same kernel by <<<>>>; CUB; and (n = 4096) the minimal kernel.
@@ -491,6 +507,10 @@ int launch_ab(std::int64_t n) {
         fc::reduce_full_kernel<4, Spec><<<1, t.block_threads, 0, s>>>(static_cast<const float*>(in), n,
                                                                        fc::split_for_vectors(static_cast<const float*>(in), n), d_out, slots,
                                                                        ticket, Spec{});
+      });
+      report("one-block kernel of its own (library phase 1 + block_reduce)", [&](const void* in) {
+        one_block_kernel<4, Spec><<<1, t.block_threads, 0, s>>>(static_cast<const float*>(in), n,
+                                                                fc::split_for_vectors(static_cast<const float*>(in), n), d_out, Spec{});
       });
     }
     report("cub::DeviceReduce::Sum", [&](const void* in) {

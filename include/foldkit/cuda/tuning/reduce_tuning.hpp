@@ -97,6 +97,11 @@ constexpr int reduce_tier(std::size_t input_bytes) {
 //   unroll 2-8 by element and state size); the old "512 x 4 everywhere" was up to 10-25 %
 //   slower at 256 KiB-4 MiB and 5-10 % at 16 MiB for i32 sums, f64 sums and argmax;
 // - from 64 MiB: a persistent grid of 1024-thread blocks, within 0.5 % of the best.
+// Re-swept 2026-11-25 after the load-batch fixes (tiers 5-13, two runs on one machine:
+// sweep-h100-2026-11-25{a,b}.csv, `foldkit-bench sweep --tiers 5-13`): 12 entries of tiers
+// 7-13 whose shape scored >= 4.5 % off the best were replaced by the best shape among the
+// unrolls the family already compiles (docs/perf.md, 2026-11-25 fourth session; the bench's
+// batch means at f32 2^20 and f64 2^22 fell 9-11 %).
 // narrow takes only unroll 4 (unroll_fits); arg2 and arg8 were not swept and keep the
 // 2026-11-22 shapes.
 struct ReduceShape {
