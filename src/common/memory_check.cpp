@@ -133,12 +133,17 @@ bool known_device_memory(const void* p, int device) {
 
 }  // namespace
 
-void check_device_pointer(const void* p, const char* what) {
+void check_device_pointer(const void* p, const char* what, int device) {
   if (p == nullptr) throw Error(Errc::invalid_argument, std::string(what != nullptr ? what : "pointer") + " is null");
-  int device = -1;
-  if (cudaGetDevice(&device) == cudaSuccess && known_device_memory(p, device)) return;
+  if (device >= 0 && known_device_memory(p, device)) return;
   check_device_pointer_slow(p, what);
   if (device >= 0) remember_range(p, device);
+}
+
+void check_device_pointer(const void* p, const char* what) {
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) device = -1;  // the slow check reports the error
+  check_device_pointer(p, what, device);
 }
 
 void check_device_pointer_slow(const void* p, const char* what) {

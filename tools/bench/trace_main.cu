@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -126,7 +127,7 @@ int run(const char* name, std::int64_t n, int calls, bool batch) {
     const auto* in = static_cast<const T*>(pool.next());
     if (!batch) check_cuda(cudaEventRecord(e0, stream), "cudaEventRecord");
     fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(
-        in, n, static_cast<typename Spec::result_type*>(d_out), ws, spec, t, stream);
+        in, n, static_cast<typename Spec::result_type*>(d_out), ws, spec, t, stream, sms);
     if (!batch) {
       check_cuda(cudaEventRecord(e1, stream), "cudaEventRecord");
       check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
@@ -475,19 +476,33 @@ int launch_ab(std::int64_t n) {
   check_cuda(cudaMalloc(&d_cub, cub_bytes), "cudaMalloc (cub)");
   const std::size_t bytes = static_cast<std::size_t>(n) * 4;
   fc::tuning::ReduceTuning t = fc::tuning::reduce_tuning_for(kFamily, bytes);
+  const int plan_sms = fc::detail::current_sm_count();
   const fc::detail::ReducePlan plan = fc::detail::plan_full_reduce(
-      n, 4, t, fc::detail::current_sm_count(), fc::detail::resident_blocks_per_sm<4, Spec>(t.block_threads));
+      n, 4, t, plan_sms, fc::detail::resident_blocks_per_sm<4, Spec>(t.block_threads));
   fkbench::LaunchGate gate;
   fkbench::TimingPlan tp;
   tp.reps_median = 50;
   tp.reps_batch = 200;
   std::printf("launch-ab: f32 sum, n = %lld (%zu bytes); table shape %d threads x unroll %d, grid %d\n",
               static_cast<long long>(n), bytes, t.block_threads, t.unroll, plan.grid);
+  // host: the host's own time per call (wall clock over 100 submissions after an idle stream,
+  // fewer than the launch queue holds): what a batch mean is bounded by when the GPU keeps up.
   auto report = [&](const char* what, const fkbench::Call& call) {
     const fkbench::Timing r = fkbench::time_calls(tp, s, pool, &gate, call);
     float h = 0;
     check_cuda(cudaMemcpy(&h, d_out, 4, cudaMemcpyDeviceToHost), "result");
-    std::printf("  %-62s median %7.3f us   batch %7.3f us   (last result %.6g)\n", what, r.median_us, r.batch_us, h);
+    std::vector<double> host;
+    for (int rep = 0; rep < 5; ++rep) {
+      check_cuda(cudaStreamSynchronize(s), "sync");
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 100; ++i) call(pool.next());
+      const auto t1 = std::chrono::steady_clock::now();
+      host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
+    }
+    check_cuda(cudaStreamSynchronize(s), "sync");
+    std::sort(host.begin(), host.end());
+    std::printf("  %-62s median %7.3f us   batch %7.3f us   host %6.3f us/call   (last result %.6g)\n", what, r.median_us,
+                r.batch_us, host[2], h);
   };
   for (int round = 0; round < 2; ++round) {
     report("library: foldkit::cuda::reduce<sum, float>", [&](const void* in) {
@@ -497,7 +512,7 @@ int launch_ab(std::int64_t n) {
     no_pdl.programmatic_launch = false;
     report("library kernel + plan, cudaLaunchKernelEx without PDL", [&](const void* in) {
       fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(static_cast<const float*>(in), n, d_out, ws,
-                                                                          Spec{}, no_pdl, s);
+                                                                          Spec{}, no_pdl, s, plan_sms);
     });
     if (t.unroll == 4 && plan.grid == 1) {
       auto* bytes_ws = static_cast<char*>(ws.ptr);
@@ -519,6 +534,31 @@ int launch_ab(std::int64_t n) {
     });
     if (n == 4096) {
       report("minimal one-block kernel (256 x 4 float4, shuffles)", [&](const void* in) {
+        minimal_sum_kernel<false, false><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      // Host-cost breakdown of a library call (the `host` column): the bare launch above, then
+      // the same kernel through cudaLaunchKernelEx with the PDL attribute, then the library's
+      // argument validation (pointer checks, SM count) before a bare launch.
+      report("  host: by cudaLaunchKernelEx + PDL attribute", [&](const void* in) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(1);
+        config.blockDim = dim3(256);
+        config.stream = s;
+        cudaLaunchAttribute attribute[1];
+        attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attribute[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attribute;
+        config.numAttrs = 1;
+        check_cuda(cudaLaunchKernelEx(&config, minimal_sum_kernel<false, false>, static_cast<const float4*>(in), d_out),
+                   "launch");
+      });
+      report("  host: + the library's validate_reduce_args", [&](const void* in) {
+        fc::detail::validate_reduce_args(in, n, d_out, ws, false);
+        minimal_sum_kernel<false, false><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
+      });
+      report("  host: + 5 cudaGetDevice", [&](const void* in) {
+        int d = 0;
+        for (int k = 0; k < 5; ++k) check_cuda(cudaGetDevice(&d), "cudaGetDevice");
         minimal_sum_kernel<false, false><<<1, 256, 0, s>>>(static_cast<const float4*>(in), d_out);
       });
       report("  + griddepcontrol.wait", [&](const void* in) {

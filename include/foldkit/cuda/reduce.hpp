@@ -81,8 +81,10 @@ template <class T> const bfloat16* as_foldkit_bfloat16(const T* p) { static_asse
 namespace detail {
 // The workspace the convenient form uses for (this thread, current device, stream).
 Workspace stream_workspace(cudaStream_t stream);
-// Validation shared by every device entry point.
+// Validation shared by every device entry point: p is usable on the current device (the
+// second form takes that device from a caller that already asked for it).
 void check_device_pointer(const void* p, const char* what);
+void check_device_pointer(const void* p, const char* what, int device);
 }  // namespace detail
 
 }  // namespace foldkit::cuda

@@ -52,7 +52,7 @@ static std::size_t workspace_bytes_for(int sm_count) {
   return kPartialsOffset + static_cast<std::size_t>(sm_count) * tuning::kMaxBlocksPerSm * tuning::kPartialSlotBytes;
 }
 
-void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
+int validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
   if (n < 0) throw Error(Errc::invalid_argument, "n is negative (" + std::to_string(n) + ")");
   // The kernel relies on n < 2^62 (vector_load.cuh, after_all_loads: n >> 62 is its run-time
   // zero); no memory holds that many elements, so this only refuses a corrupt n.
@@ -64,13 +64,16 @@ void validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, W
   if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "workspace is null");
   if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
     throw Error(Errc::invalid_argument, "workspace must be 16-byte aligned");
-  const std::size_t need = workspace_bytes_for(current_sm_count());
+  const int device = current_device();
+  const int sms = sm_count_of(device);
+  const std::size_t need = workspace_bytes_for(sms);
   if (ws.bytes < need)
     throw Error(Errc::invalid_argument, "workspace has " + std::to_string(ws.bytes) + " bytes; " +
                                             std::to_string(need) + " are needed (reduce_workspace_bytes())");
-  if (n > 0) check_device_pointer(d_in, "input");
-  check_device_pointer(d_out, "output");
-  check_device_pointer(ws.ptr, "workspace");
+  if (n > 0) check_device_pointer(d_in, "input", device);
+  check_device_pointer(d_out, "output", device);
+  check_device_pointer(ws.ptr, "workspace", device);
+  return sms;
 }
 
 namespace {

@@ -100,9 +100,11 @@ void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_ou
   if (ws.bytes < ws_needed)
     throw Error(Errc::invalid_argument, "scan: workspace has " + std::to_string(ws.bytes) + " bytes; " +
                                             std::to_string(ws_needed) + " are needed (scan_workspace_bytes())");
-  check_device_pointer(d_in, "input");
-  check_device_pointer(d_out, "output");
-  check_device_pointer(ws.ptr, "workspace");
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) device = -1;  // the slow check reports the error
+  check_device_pointer(d_in, "input", device);
+  check_device_pointer(d_out, "output", device);
+  check_device_pointer(ws.ptr, "workspace", device);
 }
 
 SegmentHeads blocked_heads(std::int64_t block_length) {

@@ -108,11 +108,11 @@ bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64
 template <int kUnroll, class Spec>
 void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int64_t n,
                                  typename Spec::result_type* d_out, Workspace ws, const Spec& spec,
-                                 tuning::ReduceTuning t, cudaStream_t stream) {
+                                 tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
   using Slot = FlaggedSlot<typename Spec::accum_type>;
   static_assert(sizeof(Slot) <= tuning::kPartialSlotBytes, "accumulator too large");
   const auto kernel = reduce_full_kernel<kUnroll, Spec>;
-  const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, current_sm_count(),
+  const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, sm_count,
                                            resident_blocks_per_sm<kUnroll, Spec>(t.block_threads));
   if (plan.grid > 1 && plan.grid == plan.wanted &&
       try_launch_reduce_cluster<kUnroll>(d_in, n, d_out, spec, t, plan.wanted, stream))
@@ -132,6 +132,7 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, split_for_vectors(d_in, n), d_out, slots, ticket, spec), "launching reduce_full_kernel");
 }
 
+// sm_count: the current device's, from validate_reduce_args (asked once per call).
 // Launches with the tuning's unroll if Unrolls::has(unroll): only those unrolls are compiled
 // (TableUnrolls: the ones the tuning table uses for a family; FittingUnrolls: every unroll the
 // family fits without spills, for the sweep). An unroll outside the set is an invalid_argument.
@@ -151,10 +152,10 @@ struct OnlyUnroll {
 
 template <int kUnroll, class Unrolls, class Spec>
 bool launch_reduce_full_if(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
-                           Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream) {
+                           Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
   if constexpr (Unrolls::has(kUnroll)) {
     if (t.unroll != kUnroll) return false;
-    launch_reduce_full_unrolled<kUnroll>(d_in, n, d_out, ws, spec, t, stream);
+    launch_reduce_full_unrolled<kUnroll>(d_in, n, d_out, ws, spec, t, stream, sm_count);
     return true;
   } else {
     return false;
@@ -163,13 +164,13 @@ bool launch_reduce_full_if(const typename Spec::input_type* d_in, std::int64_t n
 
 template <class Unrolls, class Spec>
 void launch_reduce_full(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
-                        Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream) {
+                        Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
   if (t.block_threads < 32 || t.block_threads > 1024 || t.block_threads % 32 != 0)
     throw Error(Errc::invalid_argument, "reduce: block_threads must be a multiple of 32 in [32, 1024]");
-  const bool launched = launch_reduce_full_if<1, Unrolls>(d_in, n, d_out, ws, spec, t, stream) ||
-                        launch_reduce_full_if<2, Unrolls>(d_in, n, d_out, ws, spec, t, stream) ||
-                        launch_reduce_full_if<4, Unrolls>(d_in, n, d_out, ws, spec, t, stream) ||
-                        launch_reduce_full_if<8, Unrolls>(d_in, n, d_out, ws, spec, t, stream);
+  const bool launched = launch_reduce_full_if<1, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count) ||
+                        launch_reduce_full_if<2, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count) ||
+                        launch_reduce_full_if<4, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count) ||
+                        launch_reduce_full_if<8, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count);
   if (!launched) throw Error(Errc::invalid_argument, "reduce: unroll factor not available");
 }
 
