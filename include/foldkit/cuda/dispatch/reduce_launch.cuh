@@ -132,7 +132,6 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, split_for_vectors(d_in, n), d_out, slots, ticket, spec), "launching reduce_full_kernel");
 }
 
-// sm_count: the current device's, from validate_reduce_args (asked once per call).
 // Launches with the tuning's unroll if Unrolls::has(unroll): only those unrolls are compiled
 // (TableUnrolls: the ones the tuning table uses for a family; FittingUnrolls: every unroll the
 // family fits without spills, for the sweep). An unroll outside the set is an invalid_argument.
@@ -162,6 +161,8 @@ bool launch_reduce_full_if(const typename Spec::input_type* d_in, std::int64_t n
   }
 }
 
+// Launches reduce over [d_in, d_in + n) with tuning t. sm_count: the current device's, as
+// validate_reduce_args returned it (the device is asked once per call).
 template <class Unrolls, class Spec>
 void launch_reduce_full(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
                         Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
