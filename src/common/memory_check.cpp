@@ -140,11 +140,12 @@ void check_device_pointer(const void* p, const char* what, int device) {
   if (device >= 0) remember_range(p, device);
 }
 
-void check_device_pointer(const void* p, const char* what) {
+int current_device_for_checks() {
   int device = -1;
-  if (cudaGetDevice(&device) != cudaSuccess) device = -1;  // the slow check reports the error
-  check_device_pointer(p, what, device);
+  return cudaGetDevice(&device) == cudaSuccess ? device : -1;
 }
+
+void check_device_pointer(const void* p, const char* what) { check_device_pointer(p, what, current_device_for_checks()); }
 
 void check_device_pointer_slow(const void* p, const char* what) {
   const std::string name = what != nullptr ? what : "pointer";

@@ -85,6 +85,9 @@ Workspace stream_workspace(cudaStream_t stream);
 // second form takes that device from a caller that already asked for it).
 void check_device_pointer(const void* p, const char* what);
 void check_device_pointer(const void* p, const char* what, int device);
+// The current device for check_device_pointer, or -1 when the runtime cannot say (the check
+// then takes its slow path, which reports the error).
+int current_device_for_checks();
 }  // namespace detail
 
 }  // namespace foldkit::cuda

@@ -100,8 +100,7 @@ void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_ou
   if (ws.bytes < ws_needed)
     throw Error(Errc::invalid_argument, "scan: workspace has " + std::to_string(ws.bytes) + " bytes; " +
                                             std::to_string(ws_needed) + " are needed (scan_workspace_bytes())");
-  int device = -1;
-  if (cudaGetDevice(&device) != cudaSuccess) device = -1;  // the slow check reports the error
+  const int device = current_device_for_checks();
   check_device_pointer(d_in, "input", device);
   check_device_pointer(d_out, "output", device);
   check_device_pointer(ws.ptr, "workspace", device);
