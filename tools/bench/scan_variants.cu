@@ -18,11 +18,11 @@ using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit
 
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
-template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16>
+template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16, bool kDeferredPrefix = true>
 void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
-  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows>;
+  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix>;
   fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>();
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
@@ -46,6 +46,8 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
         {"tiled 256 thr x 16 items (16 KiB tiles), >= 8/SM (the 2026-11-23 library policy)", &run_tiled<T, 256, 16, 8>},
         {"tiled 256 x 32 (32 KiB), >= 6/SM, 16 look-back windows (the 2026-11-23c..25 library policy)",
          &run_tiled<T, 256, 32, 6, 16>},
+        {"tiled 288 x 32 (36 KiB), >= 6/SM, 4 windows, prefix in the element pass (the 2026-11-25..25e library kernel)",
+         &run_tiled<T, 288, 32, 6, 4, false>},
     };
   }
   if (dtype == foldkit::DType::i32) {

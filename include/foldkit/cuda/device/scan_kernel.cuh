@@ -89,6 +89,16 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   constexpr int kThreads = Policy::kThreads;
   constexpr int kItems = Policy::kItems;
   constexpr int kTile = Policy::kTile;
+  // Whole-array scans whose outputs are their accumulators, as wide as their inputs: the tile's
+  // prefix is applied in the store pass (below). Not the widening scans (32-bit sums to 64):
+  // their outputs overwrite other threads' inputs, so each thread would hold its items in
+  // registers from the fold, and at their 40-register cap that spilled 20-36 bytes and ran at
+  // 80 % of memcpy instead of 89 % (2026-11-25f, perf.md).
+  constexpr bool kDeferredPrefix =
+      Policy::kDeferredPrefix && !kSegmented && std::is_same_v<A, O> && sizeof(T) == sizeof(O);
+  // The deferred store pass's unroll (scan_tile_io.cuh, store_tile): the most that spilled
+  // nothing at these kernels' register caps (ptxas, sm_90, found by trial).
+  constexpr int kDeferredStoreUnroll = sizeof(O) >= 8 ? 2 : 4;
   __shared__ Storage smem;
   const unsigned tid = threadIdx.x;
   const unsigned lane = tid & 31u, warp = tid >> 5;
@@ -180,6 +190,65 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     thread_prefix_head = warp_prefix_head;
   }
   const bool has_thread_prefix = lane != 0 || warp != 0;
+
+  if constexpr (kDeferredPrefix) {
+    // 3-4, deferred: tid 0 publishes and warp 0 looks back, then writes its items' final
+    // values; meanwhile every other warp writes its items' values within the tile (from its
+    // thread prefix: every thread past warp 0 has one). The store pass then puts the tile's
+    // prefix on the left of those: out = prefix op (fold within the tile), the same combines in
+    // the same order on every call. So the look-back's wait overlaps the element pass, and only
+    // one pass over the tile (load, combine, store) follows it.
+    const bool has_tile_prefix = tile != 0 || kExclusive;
+    if (tile == 0) {
+      if (tid == 0 && num_tiles > 1)
+        publish_scan_slot(slots[0].inclusive, kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate, flag);
+    } else if (tid == 0) {
+      publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
+    }
+    A running = thread_prefix;
+    bool has_running = has_thread_prefix;
+    if (warp == 0) {
+      A prefix = kExclusive ? init : Spec::identity();
+      if (tile != 0) {
+        prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+        if (tid == 0 && tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
+      }
+      if (tid == 0) smem.prefix = prefix;
+      if (has_tile_prefix) {
+        running = has_thread_prefix ? spec.op(prefix, thread_prefix) : prefix;
+        has_running = true;
+      }
+    }
+    // In place: a thread's outputs replace its own inputs.
+    constexpr int kVecOut = SwizzledTile<O>::kVec;
+#pragma unroll
+    for (int j = 0; j < kItems / kVecOut; ++j) {
+      T x[kVecOut];
+      read_chunk(j, x);
+      O chunk[kVecOut];
+#pragma unroll
+      for (int e = 0; e < kVecOut; ++e) {
+        const A v = Spec::load(x[e]);
+        if constexpr (kExclusive) {
+          chunk[e] = running;
+          running = spec.op(running, v);
+        } else {
+          running = (j == 0 && e == 0 && !has_running) ? v : spec.op(running, v);
+          chunk[e] = running;
+        }
+      }
+      write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
+    }
+    __syncthreads();
+    // Warp 0's chunks are final; every later chunk takes the tile's prefix (none before
+    // element 0 of an inclusive scan).
+    constexpr int kFinalChunks = 32 * kItems / kVecOut;
+    const A tile_prefix = smem.prefix;
+    store_tile<kThreads, kTile, kDeferredStoreUnroll>(smem.out_tile(), valid, out + base, [&](int chunk, O v) {
+      return (chunk < kFinalChunks || !has_tile_prefix) ? v : spec.op(tile_prefix, v);
+    });
+    return;
+  }
 
   // 3. Publish and look back. Whole-array scans: inclusive prefixes include `init`, so
   // exclusive scans start at it. Segmented: a tile with a head publishes its inclusive prefix

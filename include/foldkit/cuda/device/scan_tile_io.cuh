@@ -134,27 +134,48 @@ __device__ __forceinline__ void write_thread_chunk(E* tile, int tid, int j, cons
   reinterpret_cast<uint4*>(tile)[Layout::chunk(tid * kPerThread + j)] = v;
 }
 
+// The store pass's default: every element as it stands in the tile.
+struct StoreAsIs {
+  template <class O>
+  __device__ __forceinline__ O operator()(int /*chunk*/, O v) const {
+    return v;
+  }
+};
+
 // Stores the tile's first `valid` elements to out[0 .. valid), striped: 16-byte stores for a
 // chunk of a tile whose start is 16-byte aligned (the partial last one element by element), else
-template <int kThreads, int kTile, class O>
-__device__ __forceinline__ void store_tile(const O* tile, int valid, O* out) {
+// element by element. Each element passes through transform(chunk, value) on its way out (chunk:
+// its 16-byte chunk's index in the tile, in element order). kUnroll: how many of a thread's
+// chunks the aligned loop unrolls (0: all of them). Kernels near their register cap that
+// transform every element need less: fully unrolled, the loop's shared-memory loads were all
+// hoisted and spilled (ptxas, sm_90).
+template <int kThreads, int kTile, int kUnroll = 0, class O, class Transform = StoreAsIs>
+__device__ __forceinline__ void store_tile(const O* tile, int valid, O* out, Transform transform = {}) {
   using Layout = SwizzledTile<O>;
   constexpr int kVec = Layout::kVec;
   constexpr int kChunks = kTile / kVec;
   static_assert(kChunks % kThreads == 0, "a tile is whole chunks per thread");
+  constexpr int kUnrollChunks = kUnroll == 0 ? kChunks / kThreads : kUnroll;
   const int tid = static_cast<int>(threadIdx.x);
   if (reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
     // Whole chunks inside [0, valid) as 16-byte stores; the last tile's partial chunk element
     // by element.
     const auto* chunks = reinterpret_cast<const uint4*>(tile);
     const int whole = valid / kVec;
-#pragma unroll
+#pragma unroll kUnrollChunks
     for (int r = 0; r < kChunks / kThreads; ++r) {
       const int c = r * kThreads + tid;
       if (c < whole) {
-        reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(c) * kVec)[0] = chunks[Layout::chunk(c)];
+        O x[kVec];
+        const uint4 v = chunks[Layout::chunk(c)];
+        memcpy(x, &v, 16);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) x[e] = transform(c, x[e]);
+        uint4 w;
+        memcpy(&w, x, 16);
+        reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(c) * kVec)[0] = w;
       } else if (c * kVec < valid) {
-        for (int e = 0; c * kVec + e < valid; ++e) out[c * kVec + e] = tile[Layout::chunk(c) * kVec + e];
+        for (int e = 0; c * kVec + e < valid; ++e) out[c * kVec + e] = transform(c, tile[Layout::chunk(c) * kVec + e]);
       }
     }
     return;
@@ -162,7 +183,7 @@ __device__ __forceinline__ void store_tile(const O* tile, int valid, O* out) {
 #pragma unroll 4
   for (int r = 0; r < kTile / kThreads; ++r) {
     const int i = r * kThreads + tid;
-    if (i < valid) out[i] = tile[Layout::pos(i)];
+    if (i < valid) out[i] = transform(i / kVec, tile[Layout::pos(i)]);
   }
 }
 

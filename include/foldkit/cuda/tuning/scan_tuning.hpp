@@ -21,12 +21,18 @@ namespace foldkit::cuda::tuning {
 // and keeps up to this many whole windows of aggregates in shared memory before it waits for an
 // inclusive prefix: 16 windows = 512 tiles, more than the ~1000 resident tiles' start-up wave
 // needs per round trip, for 2-4 KiB of shared memory.
-template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV>
+//
+// kDeferredPrefix: whole-array scans whose outputs are their accumulators apply the tile's
+// prefix in the store pass (scan_kernel.cuh), so that every warp but the look-back warp writes
+// its tile-local scan while the look-back waits. false: the element pass waits for the prefix
+// (the kernel before 2026-11-25f; kept for `foldkit-bench scan --sweep`).
+template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV, bool kDeferredPrefixV = true>
 struct ScanPolicy {
   static constexpr int kThreads = kThreadsV;
   static constexpr int kItems = kItemsV;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
   static constexpr int kLookbackWindows = kLookbackWindowsV;
+  static constexpr bool kDeferredPrefix = kDeferredPrefixV;
   static constexpr int kTile = kThreads * kItems;
 };
 
