@@ -54,6 +54,8 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
     using T = std::int32_t;
     return {
         {"tiled 256 x 8 (8 KiB in, 16 KiB out), >= 8/SM", &run_tiled<T, 256, 8, 8>},
+        {"tiled 256 x 16 (16 KiB in, 32 KiB out), >= 6/SM, prefix in the element pass (the 2026-11-25e library kernel)",
+         &run_tiled<T, 256, 16, 6, 16, false>},
     };
   }
   return {};

@@ -89,13 +89,10 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   constexpr int kThreads = Policy::kThreads;
   constexpr int kItems = Policy::kItems;
   constexpr int kTile = Policy::kTile;
-  // Whole-array scans whose outputs are their accumulators, as wide as their inputs: the tile's
-  // prefix is applied in the store pass (below). Not the widening scans (32-bit sums to 64):
-  // their outputs overwrite other threads' inputs, so each thread would hold its items in
-  // registers from the fold, and at their 40-register cap that spilled 20-36 bytes and ran at
-  // 80 % of memcpy instead of 89 % (2026-11-25f, perf.md).
+  // Whole-array scans whose outputs are their accumulators, at least as wide as their inputs:
+  // the tile's prefix is applied in the store pass (below).
   constexpr bool kDeferredPrefix =
-      Policy::kDeferredPrefix && !kSegmented && std::is_same_v<A, O> && sizeof(T) == sizeof(O);
+      Policy::kDeferredPrefix && !kSegmented && std::is_same_v<A, O> && sizeof(T) <= sizeof(O);
   // The deferred store pass's unroll (scan_tile_io.cuh, store_tile): the most that spilled
   // nothing at these kernels' register caps (ptxas, sm_90, found by trial).
   constexpr int kDeferredStoreUnroll = sizeof(O) >= 8 ? 2 : 4;
@@ -219,12 +216,8 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
         has_running = true;
       }
     }
-    // In place: a thread's outputs replace its own inputs.
     constexpr int kVecOut = SwizzledTile<O>::kVec;
-#pragma unroll
-    for (int j = 0; j < kItems / kVecOut; ++j) {
-      T x[kVecOut];
-      read_chunk(j, x);
+    auto write_outputs = [&](int j, const T (&x)[kVecOut]) {
       O chunk[kVecOut];
 #pragma unroll
       for (int e = 0; e < kVecOut; ++e) {
@@ -238,6 +231,45 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
         }
       }
       write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
+    };
+    if constexpr (sizeof(T) == sizeof(O)) {
+      // In place: a thread's outputs replace its own inputs.
+#pragma unroll
+      for (int j = 0; j < kItems / kVecOut; ++j) {
+        T x[kVecOut];
+        read_chunk(j, x);
+        write_outputs(j, x);
+      }
+    } else {
+      // Widening (32-bit sums to 64): warp w's outputs fill the bytes that held the inputs of
+      // warps 2w and 2w + 1 (the swizzle moves chunks only within 128-byte groups, and a warp's
+      // inputs are whole groups). Every thread reads its items first. Warps 1.. then wait for
+      // one another (barrier 1) but not for the look-back; warp 0 writes once warp 1 has read
+      // (barrier 2: the others arrive, warp 0 waits). Holding the items from the fold instead
+      // spilled (2026-11-25f, perf.md).
+      static_assert(sizeof(O) == 2 * sizeof(T) && 32 * kItems * sizeof(T) % 128 == 0,
+                    "a warp's inputs are whole 128-byte swizzle groups");
+      T x[kItems];
+#pragma unroll
+      for (int j = 0; j < kItems / kVecIn; ++j) {
+        T c[kVecIn];
+        read_chunk(j, c);
+#pragma unroll
+        for (int e = 0; e < kVecIn; ++e) x[j * kVecIn + e] = c[e];
+      }
+      if (warp == 0) {
+        tile_io::named_barrier_sync<2, kThreads>();
+      } else {
+        tile_io::named_barrier_arrive<2, kThreads>();
+        tile_io::named_barrier_sync<1, kThreads - 32>();
+      }
+#pragma unroll
+      for (int j = 0; j < kItems / kVecOut; ++j) {
+        T c[kVecOut];
+#pragma unroll
+        for (int e = 0; e < kVecOut; ++e) c[e] = x[j * kVecOut + e];
+        write_outputs(j, c);
+      }
     }
     __syncthreads();
     // Warp 0's chunks are final; every later chunk takes the tile's prefix (none before

@@ -56,6 +56,19 @@ __device__ __forceinline__ void copy_async(void* dst_shared, const void* src) {
 // Waits for this thread's copies; the caller then synchronises the block.
 __device__ __forceinline__ void wait_all_copies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
+// Named barriers (ids 1-15; __syncthreads uses 0) of kCount threads, whole warps: sync waits
+// until kCount threads have arrived at barrier kId; arrive counts the warp in and goes on.
+template <int kId, int kCount>
+__device__ __forceinline__ void named_barrier_sync() {
+  static_assert(kId > 0 && kId < 16 && kCount % 32 == 0);
+  asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kCount) : "memory");
+}
+template <int kId, int kCount>
+__device__ __forceinline__ void named_barrier_arrive() {
+  static_assert(kId > 0 && kId < 16 && kCount % 32 == 0);
+  asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kCount) : "memory");
+}
+
 }  // namespace tile_io
 
 // Starts loading the tile's `valid` elements in[0 .. valid) into `tile` (kTile elements of T,
