@@ -1,6 +1,6 @@
 // Concurrent use: 4 streams in flight at once from one thread, and 4 host threads at once, with
 // the convenient form (per-(thread, stream) workspaces kept by foldkit) and with explicit
-// per-stream workspaces. Every result is checked; a shared or racing workspace shows up as a
+// per-stream workspaces; and one thread using every GPU of the machine in turn. Every result is checked; a shared or racing workspace shows up as a
 // wrong or unwritten (poisoned) result.
 #include <gtest/gtest.h>
 
@@ -160,6 +160,38 @@ TEST_F(CudaConcurrency, FourHostThreadsDefaultStreamExplicitWorkspaces) {
   Rng rng(test_seed());
   auto lanes = make_lanes(rng);
   run_threads(lanes, true, true);
+}
+
+// One thread uses every GPU in turn, twice round: what the library remembers per device (SM
+// counts, occupancies, the cluster-size attribute, which the runtime sets per device) must be
+// asked again on each device, not carried over from the first. Sizes for both the one-cluster
+// launch (small grids) and the grid kernel. Needs two or more GPUs; skips otherwise.
+TEST_F(CudaConcurrency, EveryDeviceInTurn) {
+  int devices = 0;
+  FOLDKIT_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices < 2) GTEST_SKIP() << "needs 2 or more GPUs; this machine has " << devices;
+  struct RestoreDevice {  // the later tests run on the device they started on, even after a throw
+    int device = 0;
+    ~RestoreDevice() { (void)cudaSetDevice(device); }
+  } restore;
+  FOLDKIT_CUDA_CHECK(cudaGetDevice(&restore.device));
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  std::string problems;
+  for (int round = 0; round < 2 && problems.empty(); ++round) {
+    for (int device = 0; device < devices && problems.empty(); ++device) {
+      FOLDKIT_CUDA_CHECK(cudaSetDevice(device));
+      for (const std::int64_t n : capped({(std::int64_t{1} << 16) + 3, (std::int64_t{1} << 22) + 1})) {
+        Lane lane(n, rng);  // allocated on `device`
+        lane.enqueue(nullptr, std::nullopt);
+        const std::string p = lane.collect(nullptr);
+        if (!p.empty())
+          problems = "round " + std::to_string(round) + ", device " + std::to_string(device) + ", n = " +
+                     std::to_string(n) + ": " + p;
+      }
+    }
+  }
+  EXPECT_EQ(problems, "");
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
   using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix>;
-  fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>();
+  fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>(fc::detail::current_device_for_checks());
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
   auto* slots = reinterpret_cast<fc::ScanTileSlots<A>*>(static_cast<char*>(ws) + fc::kScanHeaderBytes);

@@ -92,7 +92,8 @@ int run(const char* name, std::int64_t n, int calls, bool batch) {
   using Acc = typename Spec::accum_type;
   constexpr fc::tuning::ReduceFamily kFamily = fc::tuning::reduce_family(sizeof(T), sizeof(Acc), kArg);
   const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
-  const int sms = fc::detail::current_sm_count();
+  const fc::detail::DeviceFacts dev = fc::detail::current_device_facts();
+  const int sms = dev.sm_count;
   const std::size_t max_blocks = static_cast<std::size_t>(sms) * fc::tuning::kMaxBlocksPerSm;
   const std::size_t per_call = max_blocks * kStamps;
 
@@ -127,7 +128,7 @@ int run(const char* name, std::int64_t n, int calls, bool batch) {
     const auto* in = static_cast<const T*>(pool.next());
     if (!batch) check_cuda(cudaEventRecord(e0, stream), "cudaEventRecord");
     fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(
-        in, n, static_cast<typename Spec::result_type*>(d_out), ws, spec, t, stream, sms);
+        in, n, static_cast<typename Spec::result_type*>(d_out), ws, spec, t, stream, dev);
     if (!batch) {
       check_cuda(cudaEventRecord(e1, stream), "cudaEventRecord");
       check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
@@ -476,9 +477,9 @@ int launch_ab(std::int64_t n) {
   check_cuda(cudaMalloc(&d_cub, cub_bytes), "cudaMalloc (cub)");
   const std::size_t bytes = static_cast<std::size_t>(n) * 4;
   fc::tuning::ReduceTuning t = fc::tuning::reduce_tuning_for(kFamily, bytes);
-  const int plan_sms = fc::detail::current_sm_count();
+  const fc::detail::DeviceFacts plan_dev = fc::detail::current_device_facts();
   const fc::detail::ReducePlan plan = fc::detail::plan_full_reduce(
-      n, 4, t, plan_sms, fc::detail::resident_blocks_per_sm<4, Spec>(t.block_threads));
+      n, 4, t, plan_dev.sm_count, fc::detail::resident_blocks_per_sm<4, Spec>(plan_dev.device, t.block_threads));
   fkbench::LaunchGate gate;
   fkbench::TimingPlan tp;
   tp.reps_median = 50;
@@ -512,7 +513,7 @@ int launch_ab(std::int64_t n) {
     no_pdl.programmatic_launch = false;
     report("library kernel + plan, cudaLaunchKernelEx without PDL", [&](const void* in) {
       fc::detail::launch_reduce_full<fc::detail::TableUnrolls<kFamily>>(static_cast<const float*>(in), n, d_out, ws,
-                                                                          Spec{}, no_pdl, s, plan_sms);
+                                                                          Spec{}, no_pdl, s, plan_dev);
     });
     if (t.unroll == 4 && plan.grid == 1) {
       auto* bytes_ws = static_cast<char*>(ws.ptr);

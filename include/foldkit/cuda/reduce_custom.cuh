@@ -23,12 +23,12 @@ void reduce_custom(const T* d_in, std::int64_t n, T* d_out, F op, T identity, Wo
   static_assert(sizeof(T) <= 16, "reduce_custom: T must be at most 16 bytes");
   static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16,
                 "reduce_custom: sizeof(T) must divide 16 (2, 4, 8 or 16 bytes)");
-  const int sm_count = detail::validate_reduce_args(d_in, n, d_out, ws, false);
+  const detail::DeviceFacts dev = detail::validate_reduce_args(d_in, n, d_out, ws, false);
   // Tuned as the built-in ops whose accumulator is the element (a user functor's state is T).
   constexpr tuning::ReduceFamily kFamily = tuning::reduce_family(sizeof(T), sizeof(T), false);
   const tuning::ReduceTuning t = tuning::reduce_tuning_for(kFamily, static_cast<std::size_t>(n) * sizeof(T));
   detail::launch_reduce_full<detail::TableUnrolls<kFamily>>(d_in, n, d_out, ws, CustomReduceSpec<T, F>{op, identity}, t,
-                                                            stream, sm_count);
+                                                            stream, dev);
 }
 
 template <class T, class F>

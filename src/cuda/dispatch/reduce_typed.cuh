@@ -23,23 +23,23 @@ constexpr tuning::ReduceFamily reduce_family_of() {
 // Unrolls: the unroll factors compiled (reduce_launch.cuh).
 template <ReduceOp Op, class T, class Unrolls>
 void launch_reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, tuning::ReduceTuning t,
-                   cudaStream_t stream, int sm_count) {
+                   cudaStream_t stream, DeviceFacts dev) {
   constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
   if constexpr (kArg && sizeof(T) == 2) {
     // 2^48 elements (512 TiB) is beyond any GPU: the packed form is the only one needed.
     if (n >= PackedArgSpec<Op, T>::kMaxElements) throw Error(Errc::unsupported, "argmin/argmax: n >= 2^48");
-    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream, sm_count);
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, PackedArgSpec<Op, T>{}, t, stream, dev);
   } else if constexpr (kArg && sizeof(T) == 4) {
     if (n < PackedArgSpec<Op, T>::kMaxElements) {
-      launch_reduce_full<Unrolls>(d_in, n, d_out, ws, VectorArgSpec<Op, T>{}, t, stream, sm_count);
+      launch_reduce_full<Unrolls>(d_in, n, d_out, ws, VectorArgSpec<Op, T>{}, t, stream, dev);
     } else {  // 2^32 or more elements: a {value, int64 index} accumulator, at the unroll that fits
       t.unroll = 4;
-      launch_reduce_full<OnlyUnroll<4>>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream, sm_count);
+      launch_reduce_full<OnlyUnroll<4>>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream, dev);
     }
   } else if constexpr ((Op == ReduceOp::min || Op == ReduceOp::max) && is_floating_v<T>) {
-    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, KeyedMinMaxSpec<Op, T>{}, t, stream, sm_count);
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, KeyedMinMaxSpec<Op, T>{}, t, stream, dev);
   } else {
-    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream, sm_count);
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream, dev);
   }
 }
 
@@ -47,10 +47,10 @@ void launch_reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out,
 
 template <ReduceOp Op, class T>
 void reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws, cudaStream_t stream) {
-  const int sm_count = detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
+  const detail::DeviceFacts dev = detail::validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
   constexpr tuning::ReduceFamily kFamily = detail::reduce_family_of<Op, T>();
   detail::launch_reduce<Op, T, detail::TableUnrolls<kFamily>>(
-      d_in, n, d_out, ws, tuning::reduce_tuning_for(kFamily, static_cast<std::size_t>(n) * sizeof(T)), stream, sm_count);
+      d_in, n, d_out, ws, tuning::reduce_tuning_for(kFamily, static_cast<std::size_t>(n) * sizeof(T)), stream, dev);
 }
 
 template <ReduceOp Op, class T>
@@ -83,10 +83,10 @@ void reduce_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t<Op,
       cfg.blocks_per_sm > tuning::kMaxBlocksPerSm)
     throw Error(Errc::invalid_argument, "reduce_with_config: block_threads must be a multiple of 32 in "
                                         "[32, 1024] and blocks_per_sm in [1, 32]");
-  const int sm_count = validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
+  const DeviceFacts dev = validate_reduce_args(d_in, n, d_out, ws, needs_nonempty(Op));
   tuning::ReduceTuning t{cfg.block_threads, cfg.blocks_per_sm, cfg.unroll};
   t.programmatic_launch = cfg.programmatic_launch;
-  launch_reduce<Op, T, FittingUnrolls<reduce_family_of<Op, T>()>>(d_in, n, d_out, ws, t, stream, sm_count);
+  launch_reduce<Op, T, FittingUnrolls<reduce_family_of<Op, T>()>>(d_in, n, d_out, ws, t, stream, dev);
 }
 
 }  // namespace detail

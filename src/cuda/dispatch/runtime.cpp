@@ -35,24 +35,24 @@ static int current_device() {
 // The SM count of each device, asked once: it is on every call's path, and a device's SM count
 // never changes while the process runs.
 static int sm_count_of(int device) {
-  constexpr int kCached = 64;
-  static std::atomic<int> known[kCached] = {};
-  std::atomic<int>* slot = device >= 0 && device < kCached ? &known[device] : nullptr;
-  int sms = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
-  if (sms == 0) {
+  static std::atomic<int> known[kMemoDevices] = {};
+  return per_device_memo(known, device, [device] {
+    int sms = 0;
     check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    if (slot != nullptr) slot->store(sms, std::memory_order_relaxed);
-  }
-  return sms;
+    return sms;
+  });
 }
 
-int current_sm_count() { return sm_count_of(current_device()); }
+DeviceFacts current_device_facts() {
+  const int device = current_device();
+  return DeviceFacts{device, sm_count_of(device)};
+}
 
 static std::size_t workspace_bytes_for(int sm_count) {
   return kPartialsOffset + static_cast<std::size_t>(sm_count) * tuning::kMaxBlocksPerSm * tuning::kPartialSlotBytes;
 }
 
-int validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
+DeviceFacts validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty) {
   if (n < 0) throw Error(Errc::invalid_argument, "n is negative (" + std::to_string(n) + ")");
   // The kernel relies on n < 2^62 (vector_load.cuh, after_all_loads: n >> 62 is its run-time
   // zero); no memory holds that many elements, so this only refuses a corrupt n.
@@ -73,7 +73,7 @@ int validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Wo
   if (n > 0) check_device_pointer(d_in, "input", device);
   check_device_pointer(d_out, "output", device);
   check_device_pointer(ws.ptr, "workspace", device);
-  return sms;
+  return DeviceFacts{device, sms};
 }
 
 namespace {

@@ -85,7 +85,7 @@ Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes) {
   return ws;
 }
 
-void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
+int validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
                         bool same_type, Workspace ws, std::size_t ws_needed) {
   if (d_in == nullptr) throw Error(Errc::invalid_argument, "scan: input is null");
   if (d_out == nullptr) throw Error(Errc::invalid_argument, "scan: output is null");
@@ -104,6 +104,7 @@ void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_ou
   check_device_pointer(d_in, "input", device);
   check_device_pointer(d_out, "output", device);
   check_device_pointer(ws.ptr, "workspace", device);
+  return device;
 }
 
 SegmentHeads blocked_heads(std::int64_t block_length) {

@@ -18,8 +18,9 @@ std::int64_t scan_tiles(std::int64_t n, std::size_t element_bytes);
 std::size_t scan_workspace_bytes_for(std::int64_t tiles, std::size_t accum_bytes);
 // The growing workspace of the convenient form, with at least `bytes` bytes, in stream order.
 Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes);
-// Throws the documented Error for bad arguments (n > 0 only; n == 0 needs nothing).
-void validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
+// Throws the documented Error for bad arguments (n > 0 only; n == 0 needs nothing). Returns
+// the current device (-1 when the runtime cannot say: the pointer checks then report why).
+int validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
                         bool same_type, Workspace ws, std::size_t ws_needed);
 
 // The heads of a blocked scan; throws invalid_argument for block_length < 1.

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "cuda/dispatch/scan_runtime.hpp"
@@ -22,17 +23,18 @@ using scan_combine_t = std::conditional_t<
     std::conditional_t<Op == ReduceOp::prod, op::Prod<A>, std::conditional_t<Op == ReduceOp::min, op::Min<A>, op::Max<A>>>>;
 
 // The scan's tiles fill an SM's shared memory (tuning/scan_tuning.hpp), so its kernels ask for
-// the largest shared-memory carveout, once per instantiation (keyed by the template arguments:
-// kernels of one signature share a pointer type).
+// the largest shared-memory carveout, once per (instantiation, device): the template arguments
+// key it because kernels of one signature share a pointer type, and the device because the
+// runtime keeps a kernel's attributes per device.
 template <class Policy, bool kExclusive, class Spec, class Heads>
-void prefer_shared_memory() {
-  static const bool asked = [] {
+void prefer_shared_memory(int device) {
+  static std::atomic<int> asked[kMemoDevices] = {};
+  per_device_memo(asked, device, [] {
     if (cudaFuncSetAttribute(scan_kernel<Policy, kExclusive, Spec, Heads>, cudaFuncAttributePreferredSharedMemoryCarveout,
                              cudaSharedmemCarveoutMaxShared) != cudaSuccess)
       (void)cudaGetLastError();  // a hint: the launch works without it, at the driver's carveout
-    return true;
-  }();
-  (void)asked;
+    return 1;
+  });
 }
 
 // One scan launch. Heads: NoHeads (whole array) or SegmentHeads (blocked / segmented, already
@@ -54,13 +56,13 @@ void launch_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, sca
   // sized by the documented rule always works, and one byte less is always refused.
   const std::size_t need = scan_workspace_bytes(n, dtype_v<T>);
   if (ws.ptr == nullptr && ws.bytes == 0) ws = scan_stream_workspace(stream, need);  // convenient form
-  validate_scan_args(d_in, static_cast<std::size_t>(n) * sizeof(T), d_out, static_cast<std::size_t>(n) * sizeof(O),
+  const int device = validate_scan_args(d_in, static_cast<std::size_t>(n) * sizeof(T), d_out, static_cast<std::size_t>(n) * sizeof(O),
                      std::is_same_v<T, O>, ws, need);
   if (reinterpret_cast<std::uintptr_t>(d_in) % alignof(T) != 0 || reinterpret_cast<std::uintptr_t>(d_out) % alignof(O) != 0)
     throw Error(Errc::invalid_argument, "scan: input or output is not aligned to its element size");
   auto* header = static_cast<ScanHeader*>(ws.ptr);
   auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
-  prefer_shared_memory<Policy, kExclusive, Spec, Heads>();
+  prefer_shared_memory<Policy, kExclusive, Spec, Heads>(device);
   scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
       d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), Spec{}, heads);
   check_cuda(cudaGetLastError(), "launching scan_kernel");

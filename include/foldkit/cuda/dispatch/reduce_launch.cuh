@@ -36,37 +36,36 @@ inline ReducePlan plan_full_reduce(std::int64_t n, std::size_t element_bytes, tu
   return ReducePlan{t.block_threads, static_cast<int>(std::clamp<std::int64_t>(wanted, 1, most)), t.unroll, wanted};
 }
 
-// Resident blocks per SM of reduce_full_kernel<kUnroll, Spec> at one block size, asked of the
-// runtime once per (instantiation, block size) and remembered (a pure function of the kernel and
-// the architecture it was built for). Keyed by the instantiation, not by the kernel's pointer
-// type: kernels of one signature differ in registers.
+// Resident blocks per SM of reduce_full_kernel<kUnroll, Spec> at one block size on one device,
+// asked of the runtime once per (instantiation, block size, device) and remembered. Keyed by
+// the instantiation, not by the kernel's pointer type: kernels of one signature differ in
+// registers; and by the device: devices of one process may differ in architecture.
 template <int kUnroll, class Spec>
-int resident_blocks_per_sm(int block_threads) {
-  static std::atomic<int> known[33] = {};
-  std::atomic<int>& slot = known[block_threads / 32];
-  int blocks = slot.load(std::memory_order_relaxed);
-  if (blocks == 0) {
+int resident_blocks_per_sm(int device, int block_threads) {
+  static std::atomic<int> known[33][kMemoDevices] = {};
+  return per_device_memo(known[block_threads / 32], device, [block_threads] {
+    int blocks = 0;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reduce_full_kernel<kUnroll, Spec>, block_threads, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     if (blocks < 1) throw Error(Errc::invalid_argument, "reduce: block size does not fit on this GPU");
-    slot.store(blocks, std::memory_order_relaxed);
-  }
-  return blocks;
+    return blocks;
+  });
 }
 
-// Blocks one cluster of reduce_cluster_kernel<kUnroll, Spec> may hold: 16 with the
-// non-portable size allowed (Hopper), else the portable 8. Asked once per instantiation (the
-// attribute belongs to each kernel).
+// Blocks one cluster of reduce_cluster_kernel<kUnroll, Spec> may hold on the current device
+// (`device`): 16 with the non-portable size allowed (Hopper), else the portable 8. The
+// attribute is set once per (instantiation, device): the runtime keeps a kernel's attributes
+// per device, so a process that uses a second GPU sets it there too.
 template <int kUnroll, class Spec>
-int max_cluster_blocks() {
-  static const int blocks = [] {
+int max_cluster_blocks(int device) {
+  static std::atomic<int> known[kMemoDevices] = {};
+  return per_device_memo(known, device, [] {
     if (cudaFuncSetAttribute(reduce_cluster_kernel<kUnroll, Spec>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
         cudaSuccess)
       return tuning::kMaxClusterBlocks;
     (void)cudaGetLastError();
     return std::min(8, tuning::kMaxClusterBlocks);
-  }();
-  return blocks;
+  });
 }
 
 // Small grids run as one cluster (reduce_cluster_kernel.cuh); returns false (having launched
@@ -76,13 +75,13 @@ int max_cluster_blocks() {
 template <int kUnroll, class Spec>
 bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64_t n,
                                typename Spec::result_type* d_out, const Spec& spec, tuning::ReduceTuning t,
-                               std::int64_t wanted_blocks, cudaStream_t stream) {
+                               std::int64_t wanted_blocks, cudaStream_t stream, int device) {
   if constexpr (kUnroll > 4) {
     return false;
   } else {
     if (!t.use_clusters || wanted_blocks < 2) return false;
     const auto kernel = reduce_cluster_kernel<kUnroll, Spec>;
-    const int most = max_cluster_blocks<kUnroll, Spec>();
+    const int most = max_cluster_blocks<kUnroll, Spec>(device);
     if (wanted_blocks > static_cast<std::int64_t>(most) * tuning::kClusterWaves) return false;
     const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted_blocks, most));
     cudaLaunchConfig_t config = {};
@@ -108,14 +107,14 @@ bool try_launch_reduce_cluster(const typename Spec::input_type* d_in, std::int64
 template <int kUnroll, class Spec>
 void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int64_t n,
                                  typename Spec::result_type* d_out, Workspace ws, const Spec& spec,
-                                 tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
+                                 tuning::ReduceTuning t, cudaStream_t stream, DeviceFacts dev) {
   using Slot = FlaggedSlot<typename Spec::accum_type>;
   static_assert(sizeof(Slot) <= tuning::kPartialSlotBytes, "accumulator too large");
   const auto kernel = reduce_full_kernel<kUnroll, Spec>;
-  const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, sm_count,
-                                           resident_blocks_per_sm<kUnroll, Spec>(t.block_threads));
+  const ReducePlan plan = plan_full_reduce(n, sizeof(typename Spec::input_type), t, dev.sm_count,
+                                           resident_blocks_per_sm<kUnroll, Spec>(dev.device, t.block_threads));
   if (plan.grid > 1 && plan.grid == plan.wanted &&
-      try_launch_reduce_cluster<kUnroll>(d_in, n, d_out, spec, t, plan.wanted, stream))
+      try_launch_reduce_cluster<kUnroll>(d_in, n, d_out, spec, t, plan.wanted, stream, dev.device))
     return;
   auto* bytes = static_cast<char*>(ws.ptr);
   auto* ticket = reinterpret_cast<unsigned int*>(bytes + kTicketOffset);
@@ -151,27 +150,27 @@ struct OnlyUnroll {
 
 template <int kUnroll, class Unrolls, class Spec>
 bool launch_reduce_full_if(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
-                           Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
+                           Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, DeviceFacts dev) {
   if constexpr (Unrolls::has(kUnroll)) {
     if (t.unroll != kUnroll) return false;
-    launch_reduce_full_unrolled<kUnroll>(d_in, n, d_out, ws, spec, t, stream, sm_count);
+    launch_reduce_full_unrolled<kUnroll>(d_in, n, d_out, ws, spec, t, stream, dev);
     return true;
   } else {
     return false;
   }
 }
 
-// Launches reduce over [d_in, d_in + n) with tuning t. sm_count: the current device's, as
-// validate_reduce_args returned it (the device is asked once per call).
+// Launches reduce over [d_in, d_in + n) with tuning t. dev: the current device and its SM
+// count, as validate_reduce_args returned them (the device is asked once per call).
 template <class Unrolls, class Spec>
 void launch_reduce_full(const typename Spec::input_type* d_in, std::int64_t n, typename Spec::result_type* d_out,
-                        Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, int sm_count) {
+                        Workspace ws, const Spec& spec, tuning::ReduceTuning t, cudaStream_t stream, DeviceFacts dev) {
   if (t.block_threads < 32 || t.block_threads > 1024 || t.block_threads % 32 != 0)
     throw Error(Errc::invalid_argument, "reduce: block_threads must be a multiple of 32 in [32, 1024]");
-  const bool launched = launch_reduce_full_if<1, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count) ||
-                        launch_reduce_full_if<2, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count) ||
-                        launch_reduce_full_if<4, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count) ||
-                        launch_reduce_full_if<8, Unrolls>(d_in, n, d_out, ws, spec, t, stream, sm_count);
+  const bool launched = launch_reduce_full_if<1, Unrolls>(d_in, n, d_out, ws, spec, t, stream, dev) ||
+                        launch_reduce_full_if<2, Unrolls>(d_in, n, d_out, ws, spec, t, stream, dev) ||
+                        launch_reduce_full_if<4, Unrolls>(d_in, n, d_out, ws, spec, t, stream, dev) ||
+                        launch_reduce_full_if<8, Unrolls>(d_in, n, d_out, ws, spec, t, stream, dev);
   if (!launched) throw Error(Errc::invalid_argument, "reduce: unroll factor not available");
 }
 
