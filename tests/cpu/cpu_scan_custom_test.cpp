@@ -110,6 +110,23 @@ namespace foldkit::test {
 namespace {
 
 // The type-erased scans give the typed results bit for bit, for every scan op x dtype.
+template <ReduceOp Op, class T>
+void expect_erased_matches_typed_op(const std::vector<T>& in) {
+  using R = scan_result_t<Op, T>;
+  static_assert(dtype_v<R> == scan_result_dtype(Op, dtype_v<T>));
+  const auto n = static_cast<std::int64_t>(in.size());
+  const R init = from_double<R>(3.0);
+  std::vector<R> typed(in.size()), erased(in.size(), from_double<R>(-7.0));
+  cpu::inclusive_scan<Op>(in.data(), n, typed.data());
+  cpu::inclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data());
+  EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
+      << "inclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
+  cpu::exclusive_scan<Op>(in.data(), n, typed.data(), init);
+  cpu::exclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data(), &init);
+  EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
+      << "exclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
+}
+
 template <class T>
 void expect_erased_matches_typed(Rng& rng) {
   const std::int64_t n = capped({70001}).front();
@@ -117,25 +134,10 @@ void expect_erased_matches_typed(Rng& rng) {
   std::vector<T> in(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i)
     in[static_cast<std::size_t>(i)] = from_double<T>(static_cast<double>(static_cast<int>(bits.bits(i) % 5) - 2));
-  auto one_op = [&](auto op_tag) {
-    constexpr ReduceOp Op = decltype(op_tag)::value;
-    using R = scan_result_t<Op, T>;
-    static_assert(dtype_v<R> == scan_result_dtype(Op, dtype_v<T>));
-    const R init = from_double<R>(3.0);
-    std::vector<R> typed(in.size()), erased(in.size(), from_double<R>(-7.0));
-    cpu::inclusive_scan<Op>(in.data(), n, typed.data());
-    cpu::inclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data());
-    EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
-        << "inclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
-    cpu::exclusive_scan<Op>(in.data(), n, typed.data(), init);
-    cpu::exclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data(), &init);
-    EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
-        << "exclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
-  };
-  one_op(std::integral_constant<ReduceOp, ReduceOp::sum>{});
-  one_op(std::integral_constant<ReduceOp, ReduceOp::prod>{});
-  one_op(std::integral_constant<ReduceOp, ReduceOp::min>{});
-  one_op(std::integral_constant<ReduceOp, ReduceOp::max>{});
+  expect_erased_matches_typed_op<ReduceOp::sum>(in);
+  expect_erased_matches_typed_op<ReduceOp::prod>(in);
+  expect_erased_matches_typed_op<ReduceOp::min>(in);
+  expect_erased_matches_typed_op<ReduceOp::max>(in);
 }
 
 TEST(CpuScanErased, MatchesTypedForEveryOpAndDtype) {

@@ -420,21 +420,21 @@ __global__ void __launch_bounds__(kMaxThreads) minimal_sum_kernel(const float4* 
   float s = 0;
 #pragma unroll
   for (int u = 0; u < 4; ++u) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-  if (kLibraryBlockReduce) {
+  if constexpr (kLibraryBlockReduce) {
     s = fc::block_reduce(s, [](float a, float b) { return a + b; }, 0.f, storage);
     if (kExtra == 3) fc::allow_next_grid();
     if (threadIdx.x == 0) *out = s;
-    return;
-  }
+  } else {
 #pragma unroll
-  for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-  if ((threadIdx.x & 31) == 0) warp_sum[threadIdx.x >> 5] = s;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    s = threadIdx.x < 8 ? warp_sum[threadIdx.x] : 0.f;
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+    if ((threadIdx.x & 31) == 0) warp_sum[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      s = threadIdx.x < 8 ? warp_sum[threadIdx.x] : 0.f;
 #pragma unroll
-    for (int d = 4; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-    if (threadIdx.x == 0) *out = s;
+      for (int d = 4; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+      if (threadIdx.x == 0) *out = s;
+    }
   }
 }
 
