@@ -1,5 +1,5 @@
 // Workspaces and validation of the CUDA scans (see scan_runtime.hpp).
-#include "cuda/dispatch/scan_runtime.hpp"
+#include "foldkit/cuda/dispatch/scan_runtime.hpp"
 
 #include <cstdint>
 #include <string>

@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   // 1. Asynchronous striped copies into shared memory; the head search of a segmented scan runs
   // while they land. Then each thread reads its kItems consecutive elements (positions past n
   // hold the identity, so no bounds tests follow).
-  start_tile_load<kThreads, kTile>(in + base, valid, Spec::identity_input(), smem.in_tile());
+  start_tile_load<kThreads, kTile>(in + base, valid, spec.identity_input(), smem.in_tile());
   if constexpr (kSegmented) {
     if (heads.offsets != nullptr) mark_offset_heads<kThreads, kTile>(heads, base, valid, smem.heads);
   }
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
 #pragma unroll
     for (int e = 0; e < kVecIn; ++e) {
       const int k = j * kVecIn + e;
-      const A v = Spec::load(x[e]);
+      const A v = spec.load(x[e]);
       if (k == 0) thread_total = (head_mask & 1u) ? restart(v) : v;
       else thread_total = ((head_mask >> k) & 1u) ? restart(v) : spec.op(thread_total, v);
     }
@@ -161,8 +161,8 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     if constexpr (kSegmented) smem.warp_head[warp] = warp_head;
   }
   __syncthreads();
-  A warp_prefix = Spec::identity();  // fold of the warps before this one (since their last head)
-  A tile_aggregate = Spec::identity();
+  A warp_prefix = spec.identity();  // fold of the warps before this one (since their last head)
+  A tile_aggregate = spec.identity();
   bool warp_prefix_head = false, tile_head = false;
 #pragma unroll
   for (int w = 0; w < kThreads / 32; ++w) {
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     tile_head = tile_head || h;
   }
   // The exclusive prefix of this thread within the tile, and whether a head lies in it.
-  A thread_prefix = __shfl_up_sync(0xffffffffu, warp_inclusive, 1);
+  A thread_prefix = shfl_up_any(warp_inclusive, 1);
   bool thread_prefix_head = false;
   if constexpr (kSegmented) thread_prefix_head = __shfl_up_sync(0xffffffffu, static_cast<int>(warp_head), 1) != 0;
   if (lane == 0) {
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     A running = thread_prefix;
     bool has_running = has_thread_prefix;
     if (warp == 0) {
-      A prefix = kExclusive ? init : Spec::identity();
+      A prefix = kExclusive ? init : spec.identity();
       if (tile != 0) {
         prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0 && tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       O chunk[kVecOut];
 #pragma unroll
       for (int e = 0; e < kVecOut; ++e) {
-        const A v = Spec::load(x[e]);
+        const A v = spec.load(x[e]);
         if constexpr (kExclusive) {
           chunk[e] = running;
           running = spec.op(running, v);
@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       if (tid == 0) {
         const A inclusive = kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate;
         if (num_tiles > 1) publish_scan_slot(slots[0].inclusive, inclusive, flag);
-        smem.prefix = kExclusive ? init : Spec::identity();
+        smem.prefix = kExclusive ? init : spec.identity();
       }
     } else {
       if (tid == 0) publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
@@ -325,7 +325,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   __syncthreads();
   // The value before this thread's first item; none only before element 0 of an inclusive
   // scan or, segmented, before a thread whose first item is a head.
-  A running = Spec::identity();
+  A running = spec.identity();
   bool has_running = true;
   if (thread_prefix_head) running = thread_prefix;
   else if (has_tile_prefix) running = has_thread_prefix ? spec.op(smem.prefix, thread_prefix) : smem.prefix;
@@ -346,7 +346,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       running = (head || (k == 0 && !has_running)) ? x : spec.op(running, x);
       value = running;
     }
-    return Spec::store(value);
+    return spec.store(value);
   };
   constexpr int kVecOut = SwizzledTile<O>::kVec;
   if constexpr (sizeof(O) == sizeof(T)) {
@@ -356,7 +356,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       read_chunk(j, x);
       O chunk[kVecOut];
 #pragma unroll
-      for (int e = 0; e < kVecOut; ++e) chunk[e] = output(j * kVecIn + e, Spec::load(x[e]));
+      for (int e = 0; e < kVecOut; ++e) chunk[e] = output(j * kVecIn + e, spec.load(x[e]));
       write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
     }
   } else {
@@ -373,7 +373,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     for (int j = 0; j < kItems / kVecOut; ++j) {
       O chunk[kVecOut];
 #pragma unroll
-      for (int e = 0; e < kVecOut; ++e) chunk[e] = output(j * kVecOut + e, Spec::load(x[j * kVecOut + e]));
+      for (int e = 0; e < kVecOut; ++e) chunk[e] = output(j * kVecOut + e, spec.load(x[j * kVecOut + e]));
       write_thread_chunk<kItems>(smem.out_tile(), static_cast<int>(tid), j, chunk);
     }
   }

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "foldkit/cuda/device/scan_layout.hpp"
+#include "foldkit/cuda/warp/warp_shuffle.cuh"
 
 namespace foldkit::cuda {
 
@@ -111,10 +112,10 @@ __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned t
   }
   // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first. The
   // shuffles do not depend on each other (only the combines do), so they issue back to back.
-  A running = __shfl_sync(0xffffffffu, value, s);
+  A running = shfl_idx_any(value, static_cast<int>(s));
 #pragma unroll
   for (int l = 30; l >= 0; --l) {
-    const A v = __shfl_sync(0xffffffffu, value, l);
+    const A v = shfl_idx_any(value, l);
     if (l < static_cast<int>(s)) running = op(running, v);
   }
   __syncwarp();  // `store` was written by other lanes

@@ -1,6 +1,8 @@
 // Warp-wide inclusive scans by register shuffles: plain, and segmented (a flag restarts the scan).
 #pragma once
 
+#include "foldkit/cuda/warp/warp_shuffle.cuh"
+
 namespace foldkit::cuda {
 
 // Contract: all 32 lanes call it; lane l receives v[0] op ... op v[l], the earlier lane's value
@@ -10,7 +12,7 @@ __device__ __forceinline__ A warp_inclusive_scan(A v, Op op) {
   const unsigned lane = threadIdx.x & 31u;
 #pragma unroll
   for (int offset = 1; offset < 32; offset <<= 1) {
-    const A other = __shfl_up_sync(0xffffffffu, v, offset);
+    const A other = shfl_up_any(v, static_cast<unsigned>(offset));
     if (lane >= static_cast<unsigned>(offset)) v = op(other, v);
   }
   return v;
@@ -25,7 +27,7 @@ __device__ __forceinline__ A warp_inclusive_segmented_scan(A v, bool& head, Op o
   const unsigned lane = threadIdx.x & 31u;
 #pragma unroll
   for (int offset = 1; offset < 32; offset <<= 1) {
-    const A other = __shfl_up_sync(0xffffffffu, v, offset);
+    const A other = shfl_up_any(v, static_cast<unsigned>(offset));
     const bool other_head = __shfl_up_sync(0xffffffffu, static_cast<int>(head), offset) != 0;
     if (lane >= static_cast<unsigned>(offset)) {
       if (!head) v = op(other, v);

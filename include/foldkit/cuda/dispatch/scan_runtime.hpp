@@ -1,5 +1,7 @@
 // Host-side pieces of the CUDA scans that do not depend on the element type: workspace sizing,
-// the convenient per-(thread, device, stream) workspace, and argument validation.
+// the convenient per-(thread, device, stream) workspace, and argument validation. Internal
+// (namespace detail), but installed because the header-only user-functor scans
+// (scan_custom.cuh) use it.
 #pragma once
 
 #include <cuda_runtime_api.h>
