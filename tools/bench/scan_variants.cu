@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cuda/dispatch/scan_typed.cuh"
+#include "foldkit/cuda/scan_custom.cuh"
 #include "scan_variants.hpp"
 
 namespace fkbench {
@@ -31,6 +32,16 @@ void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t
       static_cast<const T*>(in), n, static_cast<typename Spec::output_type*>(out), A{}, header, slots, tiles, Spec{});
 }
 
+// A user operator through the public custom-scan path (scan_custom.cuh): float addition, to
+// see what a user's functor costs against the built-in sum's kernel.
+struct PlusFloat {
+  __host__ __device__ float operator()(float a, float b) const { return a + b; }
+};
+void run_custom_plus(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
+  fc::inclusive_scan_custom(static_cast<const float*>(in), n, static_cast<float*>(out), PlusFloat{}, -0.0f,
+                            fc::Workspace{ws, fc::scan_custom_workspace_bytes<float>(n)}, s);
+}
+
 // The smallest tile of any variant below: 2048 elements (256 threads x 2 rows x 4).
 constexpr std::int64_t kSmallestTile = 2048;
 
@@ -48,6 +59,7 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
          &run_tiled<T, 256, 32, 6, 16>},
         {"tiled 288 x 32 (36 KiB), >= 6/SM, 4 windows, prefix in the element pass (the 2026-11-25..25e library kernel)",
          &run_tiled<T, 288, 32, 6, 4, false>},
+        {"user operator (float plus) through inclusive_scan_custom: 256 x 32 (32 KiB), >= 6/SM", &run_custom_plus},
     };
   }
   if (dtype == foldkit::DType::i32) {
