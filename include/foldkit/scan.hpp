@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "foldkit/detail/scan_heads.hpp"
 #include "foldkit/dtype.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/ops.hpp"
@@ -82,12 +83,24 @@ void exclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, vo
 
 namespace detail {
 
-// A user operator's scan, in fixed chunks (detail::kReduceChunk, independent of the thread count):
-// pass 1 folds each chunk from `identity`, a serial left fold gives every chunk its carry
-// (starting at `seed`), pass 2 rescans each chunk from its carry, left to right. The bits depend
-// only on the input, never on the threads; F needs associativity, not commutativity.
-template <bool kInclusive, class T, class F>
-void scan_custom(const T* in, std::int64_t n, T* out, F& op, T identity, T seed) {
+// Argument checks shared with the built-in scans (src/cpu/scan_cpu.cpp): invalid_argument for
+// block_length < 1, and for offsets that break the segmented contract (wrong_memory for device
+// offsets).
+void check_scan_block_length(std::int64_t block_length);
+void check_scan_offsets(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n);
+
+// A user operator's scan, in fixed chunks (detail::kReduceChunk, independent of the thread
+// count), restarting from `seed` at every head (Heads: WholeArray, Blocks or Segments,
+// foldkit/detail/scan_heads.hpp; seed: the identity for inclusive scans, init for exclusive ones):
+//   pass 1 summarizes each chunk: the fold from `identity` over the elements after its last
+//          head, combined on the right of `seed` (the chunk restarts its successor's carry), or,
+//          with no head, the fold of the whole chunk;
+//   a serial left fold gives every chunk its carry (carry[0] = seed);
+//   pass 2 rescans each chunk from its carry, left to right, restarting at each head.
+// The bits depend only on the input, never on the threads; F needs associativity, not
+// commutativity.
+template <bool kInclusive, class T, class F, class Heads>
+void scan_custom(const T* in, std::int64_t n, T* out, F& op, T identity, T seed, const Heads& heads) {
   check_host_input(in, n);
   check_host_input(out, n);
   const auto in0 = reinterpret_cast<std::uintptr_t>(in), out0 = reinterpret_cast<std::uintptr_t>(out);
@@ -102,28 +115,37 @@ void scan_custom(const T* in, std::int64_t n, T* out, F& op, T identity, T seed)
     std::int64_t n;
     F* op;
     T identity;
+    T seed;
+    const Heads* heads;
     T* carry;
   };
-  Ctx ctx{in, out, n, &op, identity, carry.data()};
+  Ctx ctx{in, out, n, &op, identity, seed, &heads, carry.data()};
   if (chunks > 1) {
-    std::vector<T> total(static_cast<std::size_t>(chunks - 1), identity);
-    struct TotalCtx {
+    struct Summary {
+      T value;
+      bool restarts;
+    };
+    std::vector<Summary> summary(static_cast<std::size_t>(chunks - 1), Summary{identity, false});
+    struct SummaryCtx {
       Ctx* x;
-      T* total;
-    } tctx{&ctx, total.data()};
+      Summary* summary;
+    } sctx{&ctx, summary.data()};
     parallel_for_chunks(
         chunks - 1,
         [](void* p, std::int64_t c) {
-          auto& t = *static_cast<TotalCtx*>(p);
+          auto& t = *static_cast<SummaryCtx*>(p);
           const Ctx& x = *t.x;
-          const std::int64_t e = c * kReduceChunk + kReduceChunk;
+          const std::int64_t b = c * kReduceChunk, e = b + kReduceChunk;
+          const std::int64_t h = x.heads->last_head(b, e);
           T acc = x.identity;
-          for (std::int64_t i = c * kReduceChunk; i < e; ++i) acc = (*x.op)(acc, x.in[i]);
-          t.total[c] = acc;
+          for (std::int64_t i = h < 0 ? b : h; i < e; ++i) acc = (*x.op)(acc, x.in[i]);
+          t.summary[c] = h < 0 ? Summary{acc, false} : Summary{(*x.op)(x.seed, acc), true};
         },
-        &tctx);
-    for (std::int64_t c = 1; c < chunks; ++c)
-      carry[static_cast<std::size_t>(c)] = op(carry[static_cast<std::size_t>(c - 1)], total[static_cast<std::size_t>(c - 1)]);
+        &sctx);
+    for (std::int64_t c = 1; c < chunks; ++c) {
+      const Summary& s = summary[static_cast<std::size_t>(c - 1)];
+      carry[static_cast<std::size_t>(c)] = s.restarts ? s.value : op(carry[static_cast<std::size_t>(c - 1)], s.value);
+    }
   }
   parallel_for_chunks(
       chunks,
@@ -131,8 +153,14 @@ void scan_custom(const T* in, std::int64_t n, T* out, F& op, T identity, T seed)
         const Ctx& x = *static_cast<Ctx*>(p);
         const std::int64_t b = c * kReduceChunk;
         const std::int64_t e = b + kReduceChunk < x.n ? b + kReduceChunk : x.n;
+        auto cursor = x.heads->cursor(b);
+        std::int64_t head = cursor.next(b, e);
         T running = x.carry[c];
         for (std::int64_t i = b; i < e; ++i) {
+          if (i == head) {
+            running = x.seed;
+            head = cursor.next(i + 1, e);
+          }
           const T v = x.in[i];  // read before the write: in place is allowed
           if constexpr (kInclusive) {
             running = (*x.op)(running, v);
@@ -148,17 +176,44 @@ void scan_custom(const T* in, std::int64_t n, T* out, F& op, T identity, T seed)
 
 }  // namespace detail
 
-// Scans with a user-supplied associative operator F (callable as T(T, T)) and its identity;
-// F need not be commutative (chunks are folded and carried left to right) and is called from
-// several threads at once. In place (out == in) is allowed; other overlap is invalid_argument.
+// Scans with a user-supplied associative operator F (callable as T(T, T)) and its identity
+// (op(identity, x) == x == op(x, identity)); F need not be commutative (chunks are folded and
+// carried left to right) and is called from several threads at once. In place (out == in) is
+// allowed; other overlap is invalid_argument.
 template <class T, class F>
 void inclusive_scan_custom(const T* in, std::int64_t n, T* out, F op, T identity) {
-  detail::scan_custom<true>(in, n, out, op, identity, identity);
+  detail::scan_custom<true>(in, n, out, op, identity, identity, detail::WholeArray{});
 }
 // out[0] = init, out[i] = init op in[0] op ... op in[i-1].
 template <class T, class F>
 void exclusive_scan_custom(const T* in, std::int64_t n, T* out, F op, T identity, T init) {
-  detail::scan_custom<false>(in, n, out, op, identity, init);
+  detail::scan_custom<false>(in, n, out, op, identity, init, detail::WholeArray{});
+}
+
+// Blocked and segmented forms (semantics as inclusive_scan_blocked / _segmented above; every
+// exclusive block or segment starts at init).
+template <class T, class F>
+void inclusive_scan_custom_blocked(const T* in, std::int64_t n, T* out, std::int64_t block_length, F op, T identity) {
+  detail::check_scan_block_length(block_length);
+  detail::scan_custom<true>(in, n, out, op, identity, identity, detail::Blocks{block_length});
+}
+template <class T, class F>
+void exclusive_scan_custom_blocked(const T* in, std::int64_t n, T* out, std::int64_t block_length, F op, T identity,
+                                   T init) {
+  detail::check_scan_block_length(block_length);
+  detail::scan_custom<false>(in, n, out, op, identity, init, detail::Blocks{block_length});
+}
+template <class T, class F>
+void inclusive_scan_custom_segmented(const T* in, std::int64_t n, T* out, const std::int64_t* offsets,
+                                     std::int64_t num_segments, F op, T identity) {
+  detail::check_scan_offsets(offsets, num_segments, n);
+  detail::scan_custom<true>(in, n, out, op, identity, identity, detail::Segments{offsets, num_segments});
+}
+template <class T, class F>
+void exclusive_scan_custom_segmented(const T* in, std::int64_t n, T* out, const std::int64_t* offsets,
+                                     std::int64_t num_segments, F op, T identity, T init) {
+  detail::check_scan_offsets(offsets, num_segments, n);
+  detail::scan_custom<false>(in, n, out, op, identity, init, detail::Segments{offsets, num_segments});
 }
 
 }  // namespace cpu

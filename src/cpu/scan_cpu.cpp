@@ -20,9 +20,38 @@
 
 namespace foldkit::cpu {
 namespace detail {
-namespace {
 
 // ---- argument checks -------------------------------------------------------------------------
+
+// Declared in foldkit/scan.hpp: the header-only user-operator scans check their heads here too.
+void check_scan_block_length(std::int64_t block_length) {
+  if (block_length < 1)
+    throw Error(Errc::invalid_argument, "block_length = " + std::to_string(block_length) + " is not positive");
+}
+
+void check_scan_offsets(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n) {
+  if (num_segments < 0)
+    throw Error(Errc::invalid_argument, "num_segments = " + std::to_string(num_segments) + " is negative");
+  if (num_segments == 0) {
+    if (n != 0) throw Error(Errc::invalid_argument, "no segments, but n = " + std::to_string(n));
+    if (offsets == nullptr) return;  // nothing to read
+  }
+  if (offsets == nullptr)
+    throw Error(Errc::invalid_argument, "offsets is null but num_segments = " + std::to_string(num_segments));
+  check_host_input(offsets, 1);  // wrong_memory for device pointers (the probe needs one element)
+  if (offsets[0] != 0)
+    throw Error(Errc::invalid_argument, "offsets[0] = " + std::to_string(offsets[0]) + ", must be 0");
+  for (std::int64_t s = 0; s < num_segments; ++s)
+    if (offsets[s + 1] < offsets[s])
+      throw Error(Errc::invalid_argument, "offsets decrease: offsets[" + std::to_string(s) + "] = " +
+                                              std::to_string(offsets[s]) + " > offsets[" + std::to_string(s + 1) +
+                                              "] = " + std::to_string(offsets[s + 1]));
+  if (offsets[num_segments] != n)
+    throw Error(Errc::invalid_argument, "offsets[num_segments] = " + std::to_string(offsets[num_segments]) +
+                                            ", must equal n = " + std::to_string(n));
+}
+
+namespace {
 
 void check_scan_op(ReduceOp op) {
   if (!is_scan_op(op))
@@ -53,33 +82,6 @@ void check_scan_io(const void* in, std::size_t in_size, const void* out, std::si
   const std::uintptr_t b_end = b + static_cast<std::uintptr_t>(n) * out_size;
   if (a < b_end && b < a_end)
     throw Error(Errc::invalid_argument, "out overlaps in without being exactly in place (out == in)");
-}
-
-void check_block_length(std::int64_t block_length) {
-  if (block_length < 1)
-    throw Error(Errc::invalid_argument, "block_length = " + std::to_string(block_length) + " is not positive");
-}
-
-void check_offsets(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n) {
-  if (num_segments < 0)
-    throw Error(Errc::invalid_argument, "num_segments = " + std::to_string(num_segments) + " is negative");
-  if (num_segments == 0) {
-    if (n != 0) throw Error(Errc::invalid_argument, "no segments, but n = " + std::to_string(n));
-    if (offsets == nullptr) return;  // nothing to read
-  }
-  if (offsets == nullptr)
-    throw Error(Errc::invalid_argument, "offsets is null but num_segments = " + std::to_string(num_segments));
-  check_host_input(offsets, 1);  // wrong_memory for device pointers (the probe needs one element)
-  if (offsets[0] != 0)
-    throw Error(Errc::invalid_argument, "offsets[0] = " + std::to_string(offsets[0]) + ", must be 0");
-  for (std::int64_t s = 0; s < num_segments; ++s)
-    if (offsets[s + 1] < offsets[s])
-      throw Error(Errc::invalid_argument, "offsets decrease: offsets[" + std::to_string(s) + "] = " +
-                                              std::to_string(offsets[s]) + " > offsets[" + std::to_string(s + 1) +
-                                              "] = " + std::to_string(offsets[s + 1]));
-  if (offsets[num_segments] != n)
-    throw Error(Errc::invalid_argument, "offsets[num_segments] = " + std::to_string(offsets[num_segments]) +
-                                            ", must equal n = " + std::to_string(n));
 }
 
 template <ReduceOp Op, class T>
@@ -259,7 +261,7 @@ void inclusive_scan_blocked(const T* in, std::int64_t n, scan_result_t<Op, T>* o
   detail::check_scan_op(Op);
   if constexpr (is_scan_op(Op)) {
     detail::check_io<Op, T>(in, n, out);
-    detail::check_block_length(block_length);
+    detail::check_scan_block_length(block_length);
     detail::run_scan<Op, T, true>(in, n, out, detail::identity_seed<Op, T>(), detail::Blocks{block_length});
   }
 }
@@ -270,7 +272,7 @@ void exclusive_scan_blocked(const T* in, std::int64_t n, scan_result_t<Op, T>* o
   detail::check_scan_op(Op);
   if constexpr (is_scan_op(Op)) {
     detail::check_io<Op, T>(in, n, out);
-    detail::check_block_length(block_length);
+    detail::check_scan_block_length(block_length);
     detail::run_scan<Op, T, false>(in, n, out, detail::init_seed<Op, T>(init), detail::Blocks{block_length});
   }
 }
@@ -281,7 +283,7 @@ void inclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>*
   detail::check_scan_op(Op);
   if constexpr (is_scan_op(Op)) {
     detail::check_io<Op, T>(in, n, out);
-    detail::check_offsets(offsets, num_segments, n);
+    detail::check_scan_offsets(offsets, num_segments, n);
     detail::run_scan<Op, T, true>(in, n, out, detail::identity_seed<Op, T>(),
                                   detail::Segments{offsets, num_segments});
   }
@@ -293,7 +295,7 @@ void exclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>*
   detail::check_scan_op(Op);
   if constexpr (is_scan_op(Op)) {
     detail::check_io<Op, T>(in, n, out);
-    detail::check_offsets(offsets, num_segments, n);
+    detail::check_scan_offsets(offsets, num_segments, n);
     detail::run_scan<Op, T, false>(in, n, out, detail::init_seed<Op, T>(init),
                                    detail::Segments{offsets, num_segments});
   }

@@ -1,11 +1,14 @@
-// cpu::inclusive_scan_custom / exclusive_scan_custom with user operators: a non-commutative one
-// (composition of affine maps mod 2^32, exact, so any wrong order or lost element shows), XOR,
-// in place, every thread count giving the same bits, and the errors; and the type-erased scans.
+// cpu::inclusive_scan_custom / exclusive_scan_custom (whole, blocked and segmented) with user
+// operators: a non-commutative one (composition of affine maps mod 2^32, exact, so any wrong
+// order, lost element or missed restart shows), XOR, in place, every thread count giving the
+// same bits, and the errors; and the type-erased scans.
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "common/reduce_checks.hpp"
@@ -89,6 +92,110 @@ TEST(CpuScanCustom, InPlaceXorAndSameBitsForAnyThreadCount) {
     EXPECT_EQ(0, std::memcmp(first.data(), out.data(), out.size() * sizeof(float))) << threads << " threads";
   }
   omp_set_num_threads(saved);
+}
+
+// Serial reference with restarts: out[i] from the fold since the last head at or before i,
+// started from `seed` (the identity for inclusive scans, init for exclusive ones).
+std::vector<Affine> serial_restarting_scan(const std::vector<Affine>& in, const std::vector<bool>& head, Affine seed,
+                                           bool exclusive) {
+  std::vector<Affine> out(in.size());
+  Affine running = seed;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (head[i]) running = seed;
+    if (exclusive) {
+      out[i] = running;
+      running = Compose{}(running, in[i]);
+    } else {
+      running = Compose{}(running, in[i]);
+      out[i] = running;
+    }
+  }
+  return out;
+}
+
+// Segment offsets for n elements: empty, one-element, short and long segments (one spanning
+// several chunks), and a start exactly on a chunk boundary.
+std::vector<std::int64_t> segment_offsets(std::int64_t n, Rng& rng) {
+  constexpr std::int64_t kChunk = cpu::detail::kReduceChunk;  // the custom scans' chunk
+  std::vector<std::int64_t> offsets{0};
+  std::int64_t at = 0;
+  for (int s = 0; at < n; ++s) {
+    std::int64_t len = 0;
+    switch (s % 6) {
+      case 0: len = 0; break;
+      case 1: len = 1; break;
+      case 2: len = rng.uniform(2, 5000); break;
+      case 3: len = 2 * kChunk + 17; break;
+      case 4: len = (at / kChunk + 1) * kChunk - at; break;  // ends on a chunk boundary
+      default: len = rng.uniform(0, 300); break;
+    }
+    at = std::min(n, at + len);
+    offsets.push_back(at);
+  }
+  offsets.push_back(n);  // a trailing empty segment
+  return offsets;
+}
+
+TEST(CpuScanCustom, BlockedAndSegmentedComposeMatchSerialFold) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  constexpr std::int64_t kChunk = cpu::detail::kReduceChunk;
+  for (std::int64_t n : capped({1, 2, 33, kChunk + 1, 3 * kChunk + 5, 1000003})) {
+    const auto in = random_maps(n, rng.counter());
+    const Affine init{static_cast<std::uint32_t>(rng.uniform(0, 1000)) * 2u + 3u, 11u};
+    const auto check = [&](const std::vector<bool>& head, const std::string& what, auto&& incl_call, auto&& excl_call) {
+      std::vector<Affine> incl(static_cast<std::size_t>(n), Affine{0xdeadbeefu, 0xdeadbeefu}), excl = incl;
+      incl_call(incl.data());
+      excl_call(excl.data());
+      const auto want_incl = serial_restarting_scan(in, head, kIdentity, false);
+      const auto want_excl = serial_restarting_scan(in, head, init, true);
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        ASSERT_EQ(incl[i], want_incl[i]) << what << ", inclusive, n=" << n << " i=" << i;
+        ASSERT_EQ(excl[i], want_excl[i]) << what << ", exclusive, n=" << n << " i=" << i;
+      }
+    };
+    for (std::int64_t length : {std::int64_t{1}, std::int64_t{3}, std::int64_t{32}, std::int64_t{1000}, std::int64_t{4096},
+                                kChunk, kChunk + 1, n, n + 5}) {
+      std::vector<bool> head(in.size());
+      for (std::int64_t i = 0; i < n; ++i) head[static_cast<std::size_t>(i)] = i % length == 0;
+      check(head, "blocked, length " + std::to_string(length),
+            [&](Affine* out) { cpu::inclusive_scan_custom_blocked(in.data(), n, out, length, Compose{}, kIdentity); },
+            [&](Affine* out) { cpu::exclusive_scan_custom_blocked(in.data(), n, out, length, Compose{}, kIdentity, init); });
+    }
+    const std::vector<std::int64_t> offsets = segment_offsets(n, rng);
+    const auto segments = static_cast<std::int64_t>(offsets.size()) - 1;
+    std::vector<bool> head(in.size());
+    for (std::int64_t s = 0; s < segments; ++s)
+      if (offsets[static_cast<std::size_t>(s)] < n) head[static_cast<std::size_t>(offsets[static_cast<std::size_t>(s)])] = true;
+    check(head, std::to_string(segments) + " segments",
+          [&](Affine* out) {
+            cpu::inclusive_scan_custom_segmented(in.data(), n, out, offsets.data(), segments, Compose{}, kIdentity);
+          },
+          [&](Affine* out) {
+            cpu::exclusive_scan_custom_segmented(in.data(), n, out, offsets.data(), segments, Compose{}, kIdentity, init);
+          });
+  }
+}
+
+TEST(CpuScanCustom, BlockedAndSegmentedErrors) {
+  std::vector<std::uint32_t> data(64, 1u), out(64);
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cpu::inclusive_scan_custom_blocked(data.data(), 64, out.data(), 0, BitwiseXor{}, 0u);
+  }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cpu::exclusive_scan_custom_blocked(data.data(), 64, out.data(), -3, BitwiseXor{}, 0u, 1u);
+  }));
+  const std::vector<std::int64_t> not_from_zero{1, 64}, decreasing{0, 40, 30, 64}, short_end{0, 32, 63};
+  for (const auto* offsets : {&not_from_zero, &decreasing, &short_end}) {
+    const auto segments = static_cast<std::int64_t>(offsets->size()) - 1;
+    EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+      cpu::inclusive_scan_custom_segmented(data.data(), 64, out.data(), offsets->data(), segments, BitwiseXor{}, 0u);
+    }));
+  }
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cpu::exclusive_scan_custom_segmented(data.data(), 64, out.data(), opaque_null<const std::int64_t>(), 2, BitwiseXor{},
+                                         0u, 1u);
+  }));
 }
 
 TEST(CpuScanCustom, Errors) {

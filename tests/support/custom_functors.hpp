@@ -46,8 +46,8 @@ inline Span span_identity() {
 }
 inline Span span_of(std::int32_t v) { return Span{v, v, v}; }
 
-// x -> a*x + b (mod 2^32); combining f then g gives g(f(x)). Associative, NOT commutative: only
-// the CPU backend promises left-to-right order, so only the CPU test uses it.
+// x -> a*x + b (mod 2^32); combining f then g gives g(f(x)). Associative, NOT commutative: for
+// the scans, which combine left to right on both backends (reduce_custom does not promise that).
 struct Affine {
   std::uint32_t a;
   std::uint32_t b;
