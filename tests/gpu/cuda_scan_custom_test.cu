@@ -1,10 +1,11 @@
-// foldkit::cuda::inclusive_scan_custom / exclusive_scan_custom with user operators: composition
-// of affine maps on 8-byte structs (associative, NOT commutative: any combine with the later
-// value on the left gives a different map), bitwise xor on uint32_t, and float addition (on
-// exact data, against the built-in f32 sum too). Every result is
-// compared with a serial left fold written here; sizes from 0 to past one wave of resident
-// tiles (the persistent loop), misaligned starts, in place, both workspace forms; outputs are
-// poisoned and the elements around them checked for stray writes; bad arguments throw.
+// foldkit::cuda::inclusive_scan_custom / exclusive_scan_custom (whole, blocked, segmented) with
+// user operators: composition of affine maps on 8-byte structs (associative, NOT commutative:
+// any combine with the later value on the left gives a different map), bitwise xor on
+// uint32_t, and float addition (on exact data, against the built-in f32 sum too). Every result
+// is compared with a serial scan written here; sizes from 0 to past one wave of resident tiles
+// (the persistent loop), misaligned starts, in place, both workspace forms, block lengths and
+// segments around the tiles; outputs are poisoned and the bytes around them checked for stray
+// writes; bad arguments throw.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -207,6 +208,90 @@ TEST_F(CudaScanCustom, FloatPlusOnExactDataMatchesTheBuiltInSum) {
   }
 }
 
+// Serial reference with restarts at heads, from `seed` (identity: inclusive; init: exclusive).
+std::vector<Affine> serial_restarting_scan(const std::vector<Affine>& in, const std::vector<char>& head, Affine seed,
+                                           bool exclusive) {
+  std::vector<Affine> out(in.size());
+  Affine running = seed;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (head[i]) running = seed;
+    if (exclusive) {
+      out[i] = running;
+      running = ThenApply{}(running, in[i]);
+    } else {
+      running = ThenApply{}(running, in[i]);
+      out[i] = running;
+    }
+  }
+  return out;
+}
+
+// Runs `call(d_out)` into a poisoned output; "" when it equals `want` and nothing past it was written.
+template <class Call>
+std::string run_restarting(const std::vector<Affine>& want, Call call) {
+  const std::size_t count = want.size() + kGuard;
+  DeviceBuffer out(count * sizeof(Affine));
+  FOLDKIT_CUDA_CHECK(cudaMemset(out.get(), kPoisonByte, out.bytes()));
+  call(out.as<Affine>());
+  FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned char> back(out.bytes());
+  FOLDKIT_CUDA_CHECK(cudaMemcpy(back.data(), out.get(), back.size(), cudaMemcpyDeviceToHost));
+  for (std::size_t b = want.size() * sizeof(Affine); b < back.size(); ++b)
+    if (back[b] != kPoisonByte) return "byte " + std::to_string(b) + " past the output was written";
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (std::memcmp(back.data() + i * sizeof(Affine), &want[i], sizeof(Affine)) != 0)
+      return "first wrong output at i = " + std::to_string(i);
+  return "";
+}
+
+// Blocked and segmented scans of affine maps (8 bytes, not commutative) against the serial
+// scan with restarts: block lengths on and around the segmented policy's tile, segments that
+// are empty, one element, short, longer than two tiles, and ending on a tile boundary.
+TEST_F(CudaScanCustom, BlockedAndSegmentedAffineMatchSerialScan) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  constexpr std::int64_t kTile = cuda::tuning::CustomScanPolicyFor<sizeof(Affine), true>::kTile;
+  const Affine id{1u, 0u};
+  for (const std::int64_t n : capped({1, 33, kTile + 1, 5 * kTile + 7, 1000003, (std::int64_t{1} << 22) + 1})) {
+    const std::vector<Affine> values = random_affine(n, rng.counter());
+    const Affine init = random_affine(1, rng.counter())[0];
+    DeviceBuffer in(values.size() * sizeof(Affine));
+    FOLDKIT_CUDA_CHECK(cudaMemcpy(in.get(), values.data(), in.bytes(), cudaMemcpyHostToDevice));
+    const Affine* d_in = in.as<Affine>();
+    for (const std::int64_t length : {std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}, kTile - 1, kTile, kTile + 1, n}) {
+      std::vector<char> head(values.size());
+      for (std::int64_t i = 0; i < n; ++i) head[static_cast<std::size_t>(i)] = i % length == 0;
+      const auto incl = serial_restarting_scan(values, head, id, false), excl = serial_restarting_scan(values, head, init, true);
+      ASSERT_EQ("", run_restarting(incl, [&](Affine* out) {
+        cuda::inclusive_scan_custom_blocked(d_in, n, out, length, ThenApply{}, id);
+      })) << "inclusive, n = " << n << ", block length " << length;
+      ASSERT_EQ("", run_restarting(excl, [&](Affine* out) {
+        cuda::exclusive_scan_custom_blocked(d_in, n, out, length, ThenApply{}, id, init);
+      })) << "exclusive, n = " << n << ", block length " << length;
+    }
+    std::vector<std::int64_t> offsets{0};
+    for (int s = 0; offsets.back() < n; ++s) {
+      const std::int64_t at = offsets.back();
+      const std::int64_t len = s % 5 == 0 ? 0 : s % 5 == 1 ? 1 : s % 5 == 2 ? rng.uniform(2, 600)
+                             : s % 5 == 3 ? 2 * kTile + 5 : (at / kTile + 1) * kTile - at;
+      offsets.push_back(std::min(n, at + len));
+    }
+    const auto segments = static_cast<std::int64_t>(offsets.size()) - 1;
+    std::vector<char> head(values.size());
+    for (std::int64_t s = 0; s < segments; ++s)
+      if (offsets[static_cast<std::size_t>(s)] < n) head[static_cast<std::size_t>(offsets[static_cast<std::size_t>(s)])] = 1;
+    DeviceBuffer d_offsets(offsets.size() * sizeof(std::int64_t));
+    FOLDKIT_CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
+    const auto incl = serial_restarting_scan(values, head, id, false), excl = serial_restarting_scan(values, head, init, true);
+    ASSERT_EQ("", run_restarting(incl, [&](Affine* out) {
+      cuda::inclusive_scan_custom_segmented(d_in, n, out, d_offsets.as<std::int64_t>(), segments, ThenApply{}, id);
+    })) << "inclusive, n = " << n << ", " << segments << " segments";
+    ASSERT_EQ("", run_restarting(excl, [&](Affine* out) {
+      cuda::exclusive_scan_custom_segmented(d_in, n, out, d_offsets.as<std::int64_t>(), segments, ThenApply{}, id, init);
+    })) << "exclusive, n = " << n << ", " << segments << " segments";
+  }
+}
+
 TEST_F(CudaScanCustom, RepeatedCallsBitwiseIdentical) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
@@ -263,6 +348,15 @@ TEST_F(CudaScanCustom, BadArgumentsThrow) {
                           [&] { cuda::inclusive_scan_custom(d_in, n, d_out, op, id, cuda::Workspace{ws_buf.get(), need - 1}); }));
   EXPECT_NO_THROW(cuda::inclusive_scan_custom(d_in, n, d_out, op, id, cuda::Workspace{ws_buf.get(), need}));
   FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  // Blocked and segmented: a block length below 1; offsets in host memory, or null.
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cuda::inclusive_scan_custom_blocked(d_in, n, d_out, 0, op, id); }));
+  const std::vector<std::int64_t> host_offsets{0, n};
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory, [&] {
+    cuda::inclusive_scan_custom_segmented(d_in, n, d_out, host_offsets.data(), 1, op, id);
+  }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cuda::exclusive_scan_custom_segmented(d_in, n, d_out, static_cast<const std::int64_t*>(nullptr), 1, op, id, id);
+  }));
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 //   };
 //   foldkit::cuda::inclusive_scan_custom(d_in, n, d_out, Then{}, Affine{1, 0}, stream);
 //
+// Blocked and segmented forms (inclusive/exclusive_scan_custom_blocked / _segmented) take the
+// built-in forms' block length or device offsets before the operator.
+//
 // Contract: F is callable as T(T, T) on the device (a const operator()) and associative. It
 // need not be commutative: the kernel always combines an earlier value on the left, as the CPU
 // backend's cpu::inclusive_scan_custom does. identity: op(identity, x) == x == op(x, identity).
@@ -55,16 +58,16 @@ constexpr void check_custom_scan_type() {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "scan_custom: T must be 4 or 8 bytes");
 }
 
-template <bool kExclusive, class T, class F>
+template <bool kExclusive, class T, class F, class Heads = NoHeads>
 void launch_scan_custom(const T* d_in, std::int64_t n, T* d_out, F op, T identity, T init, Workspace ws,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, Heads heads = {}) {
   check_custom_scan_type<T>();
   using Spec = CustomScanSpec<T, F>;
-  using Policy = tuning::CustomScanPolicyFor<sizeof(T)>;
+  using Policy = tuning::CustomScanPolicyFor<sizeof(T), !std::is_same_v<Heads, NoHeads>>;
   static_assert(Policy::kTile >= tuning::scan_tile_elements(sizeof(T)), "the workspace is sized by the smallest tile");
   const std::size_t need = n > 0 ? scan_workspace_bytes_for(scan_tiles(n, sizeof(T)), sizeof(T)) : 0;
-  launch_scan_kernel<Policy, kExclusive, Spec, NoHeads>(d_in, n, d_out, kExclusive ? init : identity, ws, need, stream,
-                                                        Spec{op, identity}, NoHeads{});
+  launch_scan_kernel<Policy, kExclusive, Spec, Heads>(d_in, n, d_out, kExclusive ? init : identity, ws, need, stream,
+                                                      Spec{op, identity}, heads);
 }
 
 }  // namespace detail
@@ -97,6 +100,64 @@ template <class T, class F>
 void exclusive_scan_custom(const T* d_in, std::int64_t n, T* d_out, F op, T identity, T init,
                            cudaStream_t stream = nullptr) {
   detail::launch_scan_custom<true>(d_in, n, d_out, op, identity, init, Workspace{}, stream);
+}
+
+// Blocked and segmented forms: semantics, offsets contract and errors as the built-in
+// inclusive_scan_blocked / _segmented (scan.hpp); every exclusive block or segment starts at
+// init. d_offsets: device memory, num_segments + 1 entries.
+template <class T, class F>
+void inclusive_scan_custom_blocked(const T* d_in, std::int64_t n, T* d_out, std::int64_t block_length, F op,
+                                   T identity, Workspace ws, cudaStream_t stream = nullptr) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan_custom<false>(d_in, n, d_out, op, identity, identity, ws, stream,
+                                    detail::blocked_heads(block_length));
+}
+template <class T, class F>
+void inclusive_scan_custom_blocked(const T* d_in, std::int64_t n, T* d_out, std::int64_t block_length, F op,
+                                   T identity, cudaStream_t stream = nullptr) {
+  detail::launch_scan_custom<false>(d_in, n, d_out, op, identity, identity, Workspace{}, stream,
+                                    detail::blocked_heads(block_length));
+}
+template <class T, class F>
+void exclusive_scan_custom_blocked(const T* d_in, std::int64_t n, T* d_out, std::int64_t block_length, F op,
+                                   T identity, T init, Workspace ws, cudaStream_t stream = nullptr) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan_custom<true>(d_in, n, d_out, op, identity, init, ws, stream, detail::blocked_heads(block_length));
+}
+template <class T, class F>
+void exclusive_scan_custom_blocked(const T* d_in, std::int64_t n, T* d_out, std::int64_t block_length, F op,
+                                   T identity, T init, cudaStream_t stream = nullptr) {
+  detail::launch_scan_custom<true>(d_in, n, d_out, op, identity, init, Workspace{}, stream,
+                                   detail::blocked_heads(block_length));
+}
+template <class T, class F>
+void inclusive_scan_custom_segmented(const T* d_in, std::int64_t n, T* d_out, const std::int64_t* d_offsets,
+                                     std::int64_t num_segments, F op, T identity, Workspace ws,
+                                     cudaStream_t stream = nullptr) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan_custom<false>(d_in, n, d_out, op, identity, identity, ws, stream,
+                                    detail::segment_heads(d_offsets, num_segments, n));
+}
+template <class T, class F>
+void inclusive_scan_custom_segmented(const T* d_in, std::int64_t n, T* d_out, const std::int64_t* d_offsets,
+                                     std::int64_t num_segments, F op, T identity, cudaStream_t stream = nullptr) {
+  detail::launch_scan_custom<false>(d_in, n, d_out, op, identity, identity, Workspace{}, stream,
+                                    detail::segment_heads(d_offsets, num_segments, n));
+}
+template <class T, class F>
+void exclusive_scan_custom_segmented(const T* d_in, std::int64_t n, T* d_out, const std::int64_t* d_offsets,
+                                     std::int64_t num_segments, F op, T identity, T init, Workspace ws,
+                                     cudaStream_t stream = nullptr) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "scan: workspace is null");
+  detail::launch_scan_custom<true>(d_in, n, d_out, op, identity, init, ws, stream,
+                                   detail::segment_heads(d_offsets, num_segments, n));
+}
+template <class T, class F>
+void exclusive_scan_custom_segmented(const T* d_in, std::int64_t n, T* d_out, const std::int64_t* d_offsets,
+                                     std::int64_t num_segments, F op, T identity, T init,
+                                     cudaStream_t stream = nullptr) {
+  detail::launch_scan_custom<true>(d_in, n, d_out, op, identity, init, Workspace{}, stream,
+                                   detail::segment_heads(d_offsets, num_segments, n));
 }
 
 }  // namespace foldkit::cuda

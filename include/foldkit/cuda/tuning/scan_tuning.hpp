@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 namespace foldkit::cuda::tuning {
 
@@ -72,12 +73,16 @@ template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor = ScanPolicy<scan_threads(kElementBytes, kAccumBytes, kSegmented), scan_items(kElementBytes, kAccumBytes),
                                  scan_min_blocks(kElementBytes, kAccumBytes, kSegmented),
                                  scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented)>;
-// Whole-array scans with a user's operator (scan_custom.cuh; T in, T accumulated, T out, 4 or 8
-// bytes): 256 threads, so that 6 blocks per SM leave 40 registers. A user's combine may need
-// more registers than a built-in one: at 288 threads' cap of 32, xor on uint32_t spilled 12-44
-// bytes (ptxas, sm_90), float addition none.
-template <std::size_t kElementBytes>
-using CustomScanPolicyFor = ScanPolicy<256, scan_items(kElementBytes, kElementBytes), scan_min_blocks(kElementBytes, kElementBytes, false), 16>;
+// Scans with a user's operator (scan_custom.cuh; T in, T accumulated, T out, 4 or 8 bytes).
+// Whole-array: 256 threads, so that 6 blocks per SM leave 40 registers. A user's combine may
+// need more registers than a built-in one: at 288 threads' cap of 32, xor on uint32_t spilled
+// 12-44 bytes (ptxas, sm_90), float addition none. Blocked and segmented: the built-in
+// segmented policy of the same sizes.
+template <std::size_t kElementBytes, bool kSegmented = false>
+using CustomScanPolicyFor =
+    std::conditional_t<kSegmented, ScanPolicyFor<kElementBytes, kElementBytes, true>,
+                       ScanPolicy<256, scan_items(kElementBytes, kElementBytes),
+                                  scan_min_blocks(kElementBytes, kElementBytes, false), 16>>;
 // The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
 // tile of this size, enough for every op's policy.
 constexpr int scan_tile_elements(std::size_t element_bytes) {
