@@ -65,6 +65,18 @@ void walk_scan(const T* in, const std::vector<std::int64_t>& offsets, bool inclu
   }
 }
 
+// A user operator's scan (the *_scan_custom forms): each segment starts at `seed` (the
+// identity for inclusive scans, init for exclusive ones) and folds op left to right.
+template <class T, class F>
+std::vector<T> ref_custom_scan(const std::vector<T>& in, const std::vector<std::int64_t>& offsets, F op, T seed,
+                               bool inclusive) {
+  std::vector<T> out(in.size());
+  walk_scan<T, T>(
+      in.data(), offsets, inclusive, [&] { return seed; }, [&](T st, T x) { return op(st, x); },
+      [&](std::int64_t i, T st) { out[static_cast<std::size_t>(i)] = st; });
+  return out;
+}
+
 template <class T> bool ref_signbit(T v) { return std::signbit(to_ld(v)); }
 
 // min/max of two values by the documented rules (a came first).

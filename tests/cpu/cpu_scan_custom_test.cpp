@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/reduce_checks.hpp"
+#include "common/scan_reference.hpp"
 #include "foldkit/scan.hpp"
 #include "support/custom_functors.hpp"
 #include "support/test_config.hpp"
@@ -19,14 +20,6 @@
 namespace foldkit::test {
 namespace {
 
-// x -> a*x + b (mod 2^32). Compose(p, q) applies p, then q: associative, not commutative.
-struct Affine {
-  std::uint32_t a, b;
-  bool operator==(const Affine& o) const { return a == o.a && b == o.b; }
-};
-struct Compose {
-  Affine operator()(Affine p, Affine q) const { return Affine{q.a * p.a, q.a * p.b + q.b}; }
-};
 constexpr Affine kIdentity{1u, 0u};
 
 // A null pointer the optimiser cannot see through (a literal nullptr makes GCC warn about the
@@ -54,14 +47,14 @@ TEST(CpuScanCustom, NonCommutativeComposeMatchesSerialFold) {
     const auto in = random_maps(n, rng.counter());
     const Affine init{static_cast<std::uint32_t>(rng.uniform(0, 1000)) * 2u + 3u, 7u};
     std::vector<Affine> incl(static_cast<std::size_t>(n), Affine{0xdeadbeefu, 0xdeadbeefu}), excl = incl;
-    cpu::inclusive_scan_custom(in.data(), n, incl.data(), Compose{}, kIdentity);
-    cpu::exclusive_scan_custom(in.data(), n, excl.data(), Compose{}, kIdentity, init);
+    cpu::inclusive_scan_custom(in.data(), n, incl.data(), ThenApply{}, kIdentity);
+    cpu::exclusive_scan_custom(in.data(), n, excl.data(), ThenApply{}, kIdentity, init);
     Affine run_incl = kIdentity, run_excl = init;
     for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       ASSERT_EQ(excl[k], run_excl) << "exclusive, n=" << n << " i=" << i;
-      run_incl = Compose{}(run_incl, in[k]);
-      run_excl = Compose{}(run_excl, in[k]);
+      run_incl = ThenApply{}(run_incl, in[k]);
+      run_excl = ThenApply{}(run_excl, in[k]);
       ASSERT_EQ(incl[k], run_incl) << "inclusive, n=" << n << " i=" << i;
     }
   }
@@ -94,25 +87,6 @@ TEST(CpuScanCustom, InPlaceXorAndSameBitsForAnyThreadCount) {
   omp_set_num_threads(saved);
 }
 
-// Serial reference with restarts: out[i] from the fold since the last head at or before i,
-// started from `seed` (the identity for inclusive scans, init for exclusive ones).
-std::vector<Affine> serial_restarting_scan(const std::vector<Affine>& in, const std::vector<bool>& head, Affine seed,
-                                           bool exclusive) {
-  std::vector<Affine> out(in.size());
-  Affine running = seed;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (head[i]) running = seed;
-    if (exclusive) {
-      out[i] = running;
-      running = Compose{}(running, in[i]);
-    } else {
-      running = Compose{}(running, in[i]);
-      out[i] = running;
-    }
-  }
-  return out;
-}
-
 // Segment offsets for n elements: empty, one-element, short and long segments (one spanning
 // several chunks), and a start exactly on a chunk boundary.
 std::vector<std::int64_t> segment_offsets(std::int64_t n, Rng& rng) {
@@ -143,12 +117,13 @@ TEST(CpuScanCustom, BlockedAndSegmentedComposeMatchSerialFold) {
   for (std::int64_t n : capped({1, 2, 33, kChunk + 1, 3 * kChunk + 5, 1000003})) {
     const auto in = random_maps(n, rng.counter());
     const Affine init{static_cast<std::uint32_t>(rng.uniform(0, 1000)) * 2u + 3u, 11u};
-    const auto check = [&](const std::vector<bool>& head, const std::string& what, auto&& incl_call, auto&& excl_call) {
+    const auto check = [&](const std::vector<std::int64_t>& offsets, const std::string& what, auto&& incl_call,
+                           auto&& excl_call) {
       std::vector<Affine> incl(static_cast<std::size_t>(n), Affine{0xdeadbeefu, 0xdeadbeefu}), excl = incl;
       incl_call(incl.data());
       excl_call(excl.data());
-      const auto want_incl = serial_restarting_scan(in, head, kIdentity, false);
-      const auto want_excl = serial_restarting_scan(in, head, init, true);
+      const auto want_incl = ref_custom_scan(in, offsets, ThenApply{}, kIdentity, true);
+      const auto want_excl = ref_custom_scan(in, offsets, ThenApply{}, init, false);
       for (std::size_t i = 0; i < in.size(); ++i) {
         ASSERT_EQ(incl[i], want_incl[i]) << what << ", inclusive, n=" << n << " i=" << i;
         ASSERT_EQ(excl[i], want_excl[i]) << what << ", exclusive, n=" << n << " i=" << i;
@@ -156,23 +131,18 @@ TEST(CpuScanCustom, BlockedAndSegmentedComposeMatchSerialFold) {
     };
     for (std::int64_t length : {std::int64_t{1}, std::int64_t{3}, std::int64_t{32}, std::int64_t{1000}, std::int64_t{4096},
                                 kChunk, kChunk + 1, n, n + 5}) {
-      std::vector<bool> head(in.size());
-      for (std::int64_t i = 0; i < n; ++i) head[static_cast<std::size_t>(i)] = i % length == 0;
-      check(head, "blocked, length " + std::to_string(length),
-            [&](Affine* out) { cpu::inclusive_scan_custom_blocked(in.data(), n, out, length, Compose{}, kIdentity); },
-            [&](Affine* out) { cpu::exclusive_scan_custom_blocked(in.data(), n, out, length, Compose{}, kIdentity, init); });
+      check(block_offsets(n, length), "blocked, length " + std::to_string(length),
+            [&](Affine* out) { cpu::inclusive_scan_custom_blocked(in.data(), n, out, length, ThenApply{}, kIdentity); },
+            [&](Affine* out) { cpu::exclusive_scan_custom_blocked(in.data(), n, out, length, ThenApply{}, kIdentity, init); });
     }
     const std::vector<std::int64_t> offsets = segment_offsets(n, rng);
     const auto segments = static_cast<std::int64_t>(offsets.size()) - 1;
-    std::vector<bool> head(in.size());
-    for (std::int64_t s = 0; s < segments; ++s)
-      if (offsets[static_cast<std::size_t>(s)] < n) head[static_cast<std::size_t>(offsets[static_cast<std::size_t>(s)])] = true;
-    check(head, std::to_string(segments) + " segments",
+    check(offsets, std::to_string(segments) + " segments",
           [&](Affine* out) {
-            cpu::inclusive_scan_custom_segmented(in.data(), n, out, offsets.data(), segments, Compose{}, kIdentity);
+            cpu::inclusive_scan_custom_segmented(in.data(), n, out, offsets.data(), segments, ThenApply{}, kIdentity);
           },
           [&](Affine* out) {
-            cpu::exclusive_scan_custom_segmented(in.data(), n, out, offsets.data(), segments, Compose{}, kIdentity, init);
+            cpu::exclusive_scan_custom_segmented(in.data(), n, out, offsets.data(), segments, ThenApply{}, kIdentity, init);
           });
   }
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scan_reference.hpp"
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/scan_custom.cuh"
 #include "support/cuda_backend.hpp"
@@ -29,8 +30,6 @@ using CudaScanCustom = CudaTest;
 
 constexpr std::int64_t kGuard = 64;         // poisoned elements after the output
 constexpr unsigned char kPoisonByte = 0xA5;  // output bytes before the call
-
-bool operator==(Affine x, Affine y) { return x.a == y.a && x.b == y.b; }
 
 // Sizes: the standard ones, 0, the tiles' edges (4096 8-byte or 8192 4-byte elements per tile,
 // tuning::CustomScanPolicyFor) and one past a full wave of resident tiles (~3.2M 8-byte, ~6.5M
@@ -61,23 +60,6 @@ struct CallKind {
            (in_place ? ", in place" : "");
   }
 };
-
-// Serial left fold: the reference.
-template <class T, class F>
-std::vector<T> serial_scan(const std::vector<T>& in, F op, T init, bool exclusive) {
-  std::vector<T> out(in.size());
-  T running = init;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (exclusive) {
-      out[i] = running;
-      running = op(running, in[i]);
-    } else {
-      running = i == 0 ? in[0] : op(running, in[i]);
-      out[i] = running;
-    }
-  }
-  return out;
-}
 
 // Runs one call on `values` placed `offset` elements past a 256-byte aligned base. Returns
 // "" when the outputs equal `want` bit for bit and nothing around them was written.
@@ -131,7 +113,7 @@ void check_against_serial_scan(F op, T identity, Make make, Rng& rng) {
     const T init = make(1, rng.counter())[0];
     const std::int64_t offset = n <= kAllOffsetsUpTo ? n % 4 : rng.uniform(0, 3);
     for (const CallKind& kind : kinds) {
-      const std::vector<T> want = serial_scan(values, op, kind.exclusive ? init : identity, kind.exclusive);
+      const std::vector<T> want = ref_custom_scan(values, whole_offsets(n), op, kind.exclusive ? init : identity, !kind.exclusive);
       const std::string problem = run_and_compare(values, offset, op, identity, init, kind, ws, want);
       ASSERT_EQ(problem, "") << "n = " << n << ", offset " << offset << ", " << kind.name();
     }
@@ -199,31 +181,13 @@ TEST_F(CudaScanCustom, FloatPlusOnExactDataMatchesTheBuiltInSum) {
       std::vector<float> a(values.size()), b(values.size());
       FOLDKIT_CUDA_CHECK(cudaMemcpy(a.data(), custom.get(), custom.bytes(), cudaMemcpyDeviceToHost));
       FOLDKIT_CUDA_CHECK(cudaMemcpy(b.data(), builtin.get(), builtin.bytes(), cudaMemcpyDeviceToHost));
-      const std::vector<float> want = serial_scan(values, Plus{}, exclusive ? 3.0f : -0.0f, exclusive);
+      const std::vector<float> want = ref_custom_scan(values, whole_offsets(n), Plus{}, exclusive ? 3.0f : -0.0f, !exclusive);
       ASSERT_EQ(0, std::memcmp(a.data(), want.data(), a.size() * sizeof(float)))
           << "custom vs serial, n = " << n << (exclusive ? ", exclusive" : ", inclusive");
       ASSERT_EQ(0, std::memcmp(b.data(), want.data(), b.size() * sizeof(float)))
           << "built-in vs serial, n = " << n << (exclusive ? ", exclusive" : ", inclusive");
     }
   }
-}
-
-// Serial reference with restarts at heads, from `seed` (identity: inclusive; init: exclusive).
-std::vector<Affine> serial_restarting_scan(const std::vector<Affine>& in, const std::vector<char>& head, Affine seed,
-                                           bool exclusive) {
-  std::vector<Affine> out(in.size());
-  Affine running = seed;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (head[i]) running = seed;
-    if (exclusive) {
-      out[i] = running;
-      running = ThenApply{}(running, in[i]);
-    } else {
-      running = ThenApply{}(running, in[i]);
-      out[i] = running;
-    }
-  }
-  return out;
 }
 
 // Runs `call(d_out)` into a poisoned output; "" when it equals `want` and nothing past it was written.
@@ -259,9 +223,9 @@ TEST_F(CudaScanCustom, BlockedAndSegmentedAffineMatchSerialScan) {
     FOLDKIT_CUDA_CHECK(cudaMemcpy(in.get(), values.data(), in.bytes(), cudaMemcpyHostToDevice));
     const Affine* d_in = in.as<Affine>();
     for (const std::int64_t length : {std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}, kTile - 1, kTile, kTile + 1, n}) {
-      std::vector<char> head(values.size());
-      for (std::int64_t i = 0; i < n; ++i) head[static_cast<std::size_t>(i)] = i % length == 0;
-      const auto incl = serial_restarting_scan(values, head, id, false), excl = serial_restarting_scan(values, head, init, true);
+      const std::vector<std::int64_t> blocks = block_offsets(n, length);
+      const auto incl = ref_custom_scan(values, blocks, ThenApply{}, id, true);
+      const auto excl = ref_custom_scan(values, blocks, ThenApply{}, init, false);
       ASSERT_EQ("", run_restarting(incl, [&](Affine* out) {
         cuda::inclusive_scan_custom_blocked(d_in, n, out, length, ThenApply{}, id);
       })) << "inclusive, n = " << n << ", block length " << length;
@@ -277,12 +241,10 @@ TEST_F(CudaScanCustom, BlockedAndSegmentedAffineMatchSerialScan) {
       offsets.push_back(std::min(n, at + len));
     }
     const auto segments = static_cast<std::int64_t>(offsets.size()) - 1;
-    std::vector<char> head(values.size());
-    for (std::int64_t s = 0; s < segments; ++s)
-      if (offsets[static_cast<std::size_t>(s)] < n) head[static_cast<std::size_t>(offsets[static_cast<std::size_t>(s)])] = 1;
     DeviceBuffer d_offsets(offsets.size() * sizeof(std::int64_t));
     FOLDKIT_CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
-    const auto incl = serial_restarting_scan(values, head, id, false), excl = serial_restarting_scan(values, head, init, true);
+    const auto incl = ref_custom_scan(values, offsets, ThenApply{}, id, true);
+    const auto excl = ref_custom_scan(values, offsets, ThenApply{}, init, false);
     ASSERT_EQ("", run_restarting(incl, [&](Affine* out) {
       cuda::inclusive_scan_custom_segmented(d_in, n, out, d_offsets.as<std::int64_t>(), segments, ThenApply{}, id);
     })) << "inclusive, n = " << n << ", " << segments << " segments";

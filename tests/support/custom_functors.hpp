@@ -52,6 +52,7 @@ struct Affine {
   std::uint32_t a;
   std::uint32_t b;
 };
+inline bool operator==(Affine x, Affine y) { return x.a == y.a && x.b == y.b; }
 struct ThenApply {
   FOLDKIT_HD Affine operator()(Affine f, Affine g) const { return Affine{g.a * f.a, g.a * f.b + g.b}; }
 };

@@ -120,6 +120,17 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   // register budget (tuning/scan_tuning.hpp) at any number of items.
   constexpr int kVecIn = SwizzledTile<T>::kVec;
   auto read_chunk = [&](int j, T (&x)[kVecIn]) { read_thread_chunk<kItems>(smem.in_tile(), static_cast<int>(tid), j, x); };
+  // All of this thread's items at once (the widening scans: their outputs overwrite other
+  // threads' inputs, so every input is read before any output is written).
+  auto read_all_items = [&](T (&x)[kItems]) {
+#pragma unroll
+    for (int j = 0; j < kItems / kVecIn; ++j) {
+      T c[kVecIn];
+      read_chunk(j, c);
+#pragma unroll
+      for (int e = 0; e < kVecIn; ++e) x[j * kVecIn + e] = c[e];
+    }
+  };
   // A head restarts the running value: at the element (inclusive) or at init (exclusive).
   auto restart = [&](A x) { return kExclusive ? spec.op(init, x) : x; };
 
@@ -250,13 +261,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       static_assert(sizeof(O) == 2 * sizeof(T) && 32 * kItems * sizeof(T) % 128 == 0,
                     "a warp's inputs are whole 128-byte swizzle groups");
       T x[kItems];
-#pragma unroll
-      for (int j = 0; j < kItems / kVecIn; ++j) {
-        T c[kVecIn];
-        read_chunk(j, c);
-#pragma unroll
-        for (int e = 0; e < kVecIn; ++e) x[j * kVecIn + e] = c[e];
-      }
+      read_all_items(x);
       if (warp == 0) {
         tile_io::named_barrier_sync<2, kThreads>();
       } else {
@@ -361,13 +366,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     }
   } else {
     T x[kItems];
-#pragma unroll
-    for (int j = 0; j < kItems / kVecIn; ++j) {
-      T c[kVecIn];
-      read_chunk(j, c);
-#pragma unroll
-      for (int e = 0; e < kVecIn; ++e) x[j * kVecIn + e] = c[e];
-    }
+    read_all_items(x);
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < kItems / kVecOut; ++j) {
