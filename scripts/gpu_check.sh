@@ -6,7 +6,7 @@
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, trace and copyprobe only when named)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" too.)
-# (sanitize-scan: only the whole-array scan's memcheck past one wave and a scan racecheck.)
+# (sanitize-scan: only the whole-array scans' memcheck past one wave (user operators too) and a scan racecheck.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
 #      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES.
@@ -43,7 +43,7 @@ gpu_racecheck() {  # filter log
 scan_memcheck_past_one_wave() {
   stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
   FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$(gpu_test_binary)" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64' \
+    "$(gpu_test_binary)" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64:CudaScanCustom.AffineComposition*:CudaScanCustom.BlockedAndSegmented*' \
     > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
 }
@@ -77,7 +77,7 @@ if has sanitize; then
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_memcheck.log" | tail -3
   scan_memcheck_past_one_wave
   stamp "compute-sanitizer racecheck"
-  gpu_racecheck "${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16}" \
+  gpu_racecheck "${RACECHECK_FILTER:-*SumAndMeanExact*:*FourStreamsFromOneThread*:*Custom*:CudaScan.Sum_*:CudaScan.Max_f16:CudaScanBlocked.SumBitExact_i32:CudaScanSegmented.SumBitExact_f32:CudaScanSegmented.MaxBitExact_f16:CudaScanCustom.*}" \
     sanitize_racecheck.log
   # The seeds' ladder: memcheck over every variant and shape at small sizes; racecheck (about
   # 100x slower per shared-memory access) over the reduced matrix FOLDKIT_LADDER_SHAPES=sanitize
@@ -98,7 +98,7 @@ fi
 if has sanitize-scan && ! has sanitize; then
   scan_memcheck_past_one_wave
   stamp "compute-sanitizer racecheck (whole-array scans)"
-  gpu_racecheck 'CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*' sanitize_scan_racecheck.log
+  gpu_racecheck 'CudaScan.Sum_*:CudaScan.Max_f16:CudaScan.Prod_f64:CudaScanConcurrency.*:CudaScanCustom.*' sanitize_scan_racecheck.log
 fi
 
 if has bench; then
