@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/erased_dispatch.hpp"
 #include "foldkit/reduce.hpp"
 
 namespace foldkit::cpu {
@@ -31,23 +32,11 @@ void reduce_into(const void* in, std::int64_t n, void* out) {
 }  // namespace
 
 void reduce(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out) {
-  if (!is_valid(op))
-    throw Error(Errc::unsupported, "unknown ReduceOp value " + std::to_string(static_cast<int>(op)));
-  if (!is_valid(dtype))
-    throw Error(Errc::unsupported, "unknown DType value " + std::to_string(static_cast<int>(dtype)));
+  erased::check_enums(op, dtype);
   if (out == nullptr) throw Error(Errc::invalid_argument, "out is null");
-
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    switch (op) {
-      case ReduceOp::sum: return reduce_into<ReduceOp::sum, T>(in, n, out);
-      case ReduceOp::prod: return reduce_into<ReduceOp::prod, T>(in, n, out);
-      case ReduceOp::min: return reduce_into<ReduceOp::min, T>(in, n, out);
-      case ReduceOp::max: return reduce_into<ReduceOp::max, T>(in, n, out);
-      case ReduceOp::mean: return reduce_into<ReduceOp::mean, T>(in, n, out);
-      case ReduceOp::argmin: return reduce_into<ReduceOp::argmin, T>(in, n, out);
-      case ReduceOp::argmax: return reduce_into<ReduceOp::argmax, T>(in, n, out);
-    }
+    erased::visit_reduce_op(op, [&](auto op_tag) { reduce_into<decltype(op_tag)::value, T>(in, n, out); });
   });
 }
 

@@ -57,6 +57,19 @@ template <ReduceOp Op, class T>
 void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, scan_result_t<Op, T> init,
                     cudaStream_t stream = nullptr);
 
+// Type-erased forms (op and dtype chosen at run time, as cpu::inclusive_scan(op, dtype, ...)):
+// d_out receives n elements of scan_result_dtype(op, dtype); `init` points at one such element
+// in host memory. Throws Error(unsupported) for an op that is not a scan op, or an op or dtype
+// outside the enumerations; otherwise as the typed forms.
+void inclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws,
+                    cudaStream_t stream = nullptr);
+void inclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                    cudaStream_t stream = nullptr);
+void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+                    Workspace ws, cudaStream_t stream = nullptr);
+void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+                    cudaStream_t stream = nullptr);
+
 // Blocked scans: consecutive blocks of block_length (>= 1) elements, each scanned on its own
 // (the last block may be shorter); exclusive blocks each start at init.
 // Throws as above, plus invalid_argument for block_length < 1.

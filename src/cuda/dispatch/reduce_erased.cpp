@@ -1,6 +1,7 @@
 // Type-erased CUDA entry points (op and dtype chosen at run time) and the tuning hooks.
 #include <string>
 
+#include "common/erased_dispatch.hpp"
 #include "cuda/dispatch/reduce_config.hpp"
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
@@ -12,30 +13,13 @@ template <ReduceOp Op, class T>
 void reduce_with_config_typed(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out, Workspace ws,
                               ReduceLaunchConfig cfg, cudaStream_t stream);
 
-static void check_enums(ReduceOp op, DType dtype) {
-  if (!is_valid(op)) throw Error(Errc::unsupported, "unknown ReduceOp value " + std::to_string(static_cast<int>(op)));
-  if (!is_valid(dtype)) throw Error(Errc::unsupported, "unknown DType value " + std::to_string(static_cast<int>(dtype)));
-}
-
-template <class Call>
-static void visit_op(ReduceOp op, Call&& call) {
-  switch (op) {
-    case ReduceOp::sum: return call(std::integral_constant<ReduceOp, ReduceOp::sum>{});
-    case ReduceOp::prod: return call(std::integral_constant<ReduceOp, ReduceOp::prod>{});
-    case ReduceOp::min: return call(std::integral_constant<ReduceOp, ReduceOp::min>{});
-    case ReduceOp::max: return call(std::integral_constant<ReduceOp, ReduceOp::max>{});
-    case ReduceOp::mean: return call(std::integral_constant<ReduceOp, ReduceOp::mean>{});
-    case ReduceOp::argmin: return call(std::integral_constant<ReduceOp, ReduceOp::argmin>{});
-    case ReduceOp::argmax: return call(std::integral_constant<ReduceOp, ReduceOp::argmax>{});
-  }
-}
-
 tuning::ReduceFamily reduce_family_of(ReduceOp op, DType dtype) {
-  check_enums(op, dtype);
+  erased::check_enums(op, dtype);
   std::size_t accum_bytes = 0;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    visit_op(op, [&](auto op_tag) { accum_bytes = sizeof(reduce_accum_t<decltype(op_tag)::value, T>); });
+    erased::visit_reduce_op(op,
+                            [&](auto op_tag) { accum_bytes = sizeof(reduce_accum_t<decltype(op_tag)::value, T>); });
   });
   return tuning::reduce_family(dtype_size(dtype), accum_bytes, op == ReduceOp::argmin || op == ReduceOp::argmax);
 }
@@ -52,7 +36,7 @@ bool reduce_with_config_supports(ReduceOp op, DType dtype) {
 
 void reduce_with_config(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws,
                         ReduceLaunchConfig cfg, cudaStream_t stream) {
-  check_enums(op, dtype);
+  erased::check_enums(op, dtype);
   if (!reduce_with_config_supports(op, dtype))
     throw Error(Errc::unsupported, std::string("reduce_with_config: no entry for ") + op_name(op) + " of " +
                                        dtype_name(dtype));
@@ -75,10 +59,10 @@ void reduce_with_config(ReduceOp op, DType dtype, const void* d_in, std::int64_t
 }  // namespace detail
 
 void reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws, cudaStream_t stream) {
-  detail::check_enums(op, dtype);
+  erased::check_enums(op, dtype);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    detail::visit_op(op, [&](auto op_tag) {
+    erased::visit_reduce_op(op, [&](auto op_tag) {
       constexpr ReduceOp kOp = decltype(op_tag)::value;
       reduce<kOp, T>(static_cast<const T*>(d_in), n, static_cast<reduce_result_t<kOp, T>*>(d_out), ws, stream);
     });
@@ -86,7 +70,7 @@ void reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_
 }
 
 void reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, cudaStream_t stream) {
-  detail::check_enums(op, dtype);
+  erased::check_enums(op, dtype);
   reduce(op, dtype, d_in, n, d_out, detail::stream_workspace(stream), stream);
 }
 

@@ -1,0 +1,55 @@
+// What the type-erased entry points of both backends share (src/cpu/reduce_dispatch.cpp,
+// src/cpu/scan_dispatch.cpp, src/cuda/dispatch/reduce_erased.cpp, scan_erased.cpp): the checks
+// of a run-time (op, dtype) pair, and the switch from a run-time op to a compile-time one.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "foldkit/dtype.hpp"
+#include "foldkit/error.hpp"
+#include "foldkit/ops.hpp"
+
+namespace foldkit::erased {
+
+// Throws Error(unsupported) for an op or dtype outside the enumerations.
+inline void check_enums(ReduceOp op, DType dtype) {
+  if (!is_valid(op)) throw Error(Errc::unsupported, "unknown ReduceOp value " + std::to_string(static_cast<int>(op)));
+  if (!is_valid(dtype)) throw Error(Errc::unsupported, "unknown DType value " + std::to_string(static_cast<int>(dtype)));
+}
+
+// As check_enums, and Error(unsupported) for an op that is not a scan op.
+inline void check_scan(ReduceOp op, DType dtype) {
+  check_enums(op, dtype);
+  if (!(op == ReduceOp::sum || op == ReduceOp::prod || op == ReduceOp::min || op == ReduceOp::max))
+    throw Error(Errc::unsupported, "scans take sum, prod, min or max (not ReduceOp value " +
+                                       std::to_string(static_cast<int>(op)) + ")");
+}
+
+// Calls f(std::integral_constant<ReduceOp, Op>) for a valid op (checked first).
+template <class F>
+void visit_reduce_op(ReduceOp op, F&& f) {
+  switch (op) {
+    case ReduceOp::sum: return f(std::integral_constant<ReduceOp, ReduceOp::sum>{});
+    case ReduceOp::prod: return f(std::integral_constant<ReduceOp, ReduceOp::prod>{});
+    case ReduceOp::min: return f(std::integral_constant<ReduceOp, ReduceOp::min>{});
+    case ReduceOp::max: return f(std::integral_constant<ReduceOp, ReduceOp::max>{});
+    case ReduceOp::mean: return f(std::integral_constant<ReduceOp, ReduceOp::mean>{});
+    case ReduceOp::argmin: return f(std::integral_constant<ReduceOp, ReduceOp::argmin>{});
+    case ReduceOp::argmax: return f(std::integral_constant<ReduceOp, ReduceOp::argmax>{});
+  }
+}
+
+// The same for a scan op (check_scan first): only sum, prod, min and max instantiate f.
+template <class F>
+void visit_scan_op(ReduceOp op, F&& f) {
+  switch (op) {
+    case ReduceOp::sum: return f(std::integral_constant<ReduceOp, ReduceOp::sum>{});
+    case ReduceOp::prod: return f(std::integral_constant<ReduceOp, ReduceOp::prod>{});
+    case ReduceOp::min: return f(std::integral_constant<ReduceOp, ReduceOp::min>{});
+    case ReduceOp::max: return f(std::integral_constant<ReduceOp, ReduceOp::max>{});
+    default: return;
+  }
+}
+
+}  // namespace foldkit::erased

@@ -1,0 +1,64 @@
+// The type-erased CUDA scans: run-time (op, dtype) -> inclusive_scan / exclusive_scan<Op, T>.
+#include <cstdint>
+#include <cstring>
+
+#include "common/erased_dispatch.hpp"
+#include "foldkit/cuda/scan.hpp"
+
+namespace foldkit::cuda {
+namespace {
+
+// The typed call for (op, dtype), explicit workspace or (ws == nullptr) the convenient form.
+void inclusive_erased(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const Workspace* ws,
+                      cudaStream_t stream) {
+  erased::check_scan(op, dtype);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    erased::visit_scan_op(op, [&](auto op_tag) {
+      constexpr ReduceOp kOp = decltype(op_tag)::value;
+      const auto* in = static_cast<const T*>(d_in);
+      auto* out = static_cast<scan_result_t<kOp, T>*>(d_out);
+      if (ws != nullptr) inclusive_scan<kOp, T>(in, n, out, *ws, stream);
+      else inclusive_scan<kOp, T>(in, n, out, stream);
+    });
+  });
+}
+
+void exclusive_erased(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+                      const Workspace* ws, cudaStream_t stream) {
+  erased::check_scan(op, dtype);
+  if (init == nullptr) throw Error(Errc::invalid_argument, "exclusive_scan: init is null");
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    erased::visit_scan_op(op, [&](auto op_tag) {
+      constexpr ReduceOp kOp = decltype(op_tag)::value;
+      using R = scan_result_t<kOp, T>;
+      R first;
+      std::memcpy(&first, init, sizeof(R));  // `init` is only promised to point at an R
+      const auto* in = static_cast<const T*>(d_in);
+      auto* out = static_cast<R*>(d_out);
+      if (ws != nullptr) exclusive_scan<kOp, T>(in, n, out, first, *ws, stream);
+      else exclusive_scan<kOp, T>(in, n, out, first, stream);
+    });
+  });
+}
+
+}  // namespace
+
+void inclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws,
+                    cudaStream_t stream) {
+  inclusive_erased(op, dtype, d_in, n, d_out, &ws, stream);
+}
+void inclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, cudaStream_t stream) {
+  inclusive_erased(op, dtype, d_in, n, d_out, nullptr, stream);
+}
+void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+                    Workspace ws, cudaStream_t stream) {
+  exclusive_erased(op, dtype, d_in, n, d_out, init, &ws, stream);
+}
+void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+                    cudaStream_t stream) {
+  exclusive_erased(op, dtype, d_in, n, d_out, init, nullptr, stream);
+}
+
+}  // namespace foldkit::cuda
