@@ -75,14 +75,7 @@ void expect_erased_matches_typed(Rng& rng) {
 TEST_F(CudaScanErased, MatchesTypedForEveryOpAndDtype) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
-  expect_erased_matches_typed<std::int32_t>(rng);
-  expect_erased_matches_typed<std::uint32_t>(rng);
-  expect_erased_matches_typed<std::int64_t>(rng);
-  expect_erased_matches_typed<std::uint64_t>(rng);
-  expect_erased_matches_typed<float>(rng);
-  expect_erased_matches_typed<double>(rng);
-  expect_erased_matches_typed<half>(rng);
-  expect_erased_matches_typed<bfloat16>(rng);
+  for (const DType t : kAllDTypes) visit_dtype(t, [&](auto tag) { expect_erased_matches_typed<decltype(tag)>(rng); });
 }
 
 TEST_F(CudaScanErased, Errors) {
