@@ -293,9 +293,9 @@ TEST_F(CudaScanCustom, BadArgumentsThrow) {
   // Overlap other than exactly in place.
   EXPECT_TRUE(throws_errc(Errc::invalid_argument,
                           [&] { cuda::inclusive_scan_custom(d_in, n - 1, const_cast<Affine*>(d_in) + 1, op, id); }));
-  // Not aligned to the element type.
+  // Not aligned to the element type (alignof(Affine) is 4).
   EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
-    cuda::inclusive_scan_custom(reinterpret_cast<const Affine*>(in.as<char>() + 4), 8, d_out, op, id);
+    cuda::inclusive_scan_custom(reinterpret_cast<const Affine*>(in.as<char>() + 2), 8, d_out, op, id);
   }));
   // Host memory.
   std::vector<Affine> host(static_cast<std::size_t>(n), id);
