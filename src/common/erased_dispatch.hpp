@@ -3,12 +3,14 @@
 // of a run-time (op, dtype) pair, and the switch from a run-time op to a compile-time one.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "foldkit/dtype.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/ops.hpp"
+#include "foldkit/scan.hpp"  // is_scan_op
 
 namespace foldkit::erased {
 
@@ -21,7 +23,7 @@ inline void check_enums(ReduceOp op, DType dtype) {
 // As check_enums, and Error(unsupported) for an op that is not a scan op.
 inline void check_scan(ReduceOp op, DType dtype) {
   check_enums(op, dtype);
-  if (!(op == ReduceOp::sum || op == ReduceOp::prod || op == ReduceOp::min || op == ReduceOp::max))
+  if (!is_scan_op(op))
     throw Error(Errc::unsupported, "scans take sum, prod, min or max (not ReduceOp value " +
                                        std::to_string(static_cast<int>(op)) + ")");
 }
@@ -40,16 +42,21 @@ void visit_reduce_op(ReduceOp op, F&& f) {
   }
 }
 
-// The same for a scan op (check_scan first): only sum, prod, min and max instantiate f.
+// The same for a scan op (check_scan first): only the scan ops instantiate f.
 template <class F>
 void visit_scan_op(ReduceOp op, F&& f) {
-  switch (op) {
-    case ReduceOp::sum: return f(std::integral_constant<ReduceOp, ReduceOp::sum>{});
-    case ReduceOp::prod: return f(std::integral_constant<ReduceOp, ReduceOp::prod>{});
-    case ReduceOp::min: return f(std::integral_constant<ReduceOp, ReduceOp::min>{});
-    case ReduceOp::max: return f(std::integral_constant<ReduceOp, ReduceOp::max>{});
-    default: return;
-  }
+  visit_reduce_op(op, [&](auto op_tag) {
+    if constexpr (is_scan_op(decltype(op_tag)::value)) f(op_tag);
+  });
+}
+
+// The one element of type R that a type-erased call's `init` points at (only an R is promised
+// there, so it is copied, never dereferenced as R).
+template <class R>
+R read_init(const void* init) {
+  R value;
+  std::memcpy(&value, init, sizeof(R));
+  return value;
 }
 
 }  // namespace foldkit::erased

@@ -1,6 +1,5 @@
 // The type-erased CPU scans: runtime (op, dtype) -> inclusive_scan / exclusive_scan<Op, T>.
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "common/erased_dispatch.hpp"
@@ -26,8 +25,7 @@ void exclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, vo
     erased::visit_scan_op(op, [&](auto op_tag) {
       constexpr ReduceOp Op = decltype(op_tag)::value;
       using R = scan_result_t<Op, T>;
-      R first;
-      std::memcpy(&first, init, sizeof(R));  // `init` is only promised to point at an R
+      const R first = erased::read_init<R>(init);
       exclusive_scan<Op, T>(static_cast<const T*>(in), n, static_cast<R*>(out), first);
     });
   });

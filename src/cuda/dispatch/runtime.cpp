@@ -64,16 +64,15 @@ DeviceFacts validate_reduce_args(const void* d_in, std::int64_t n, const void* d
   if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "workspace is null");
   if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
     throw Error(Errc::invalid_argument, "workspace must be 16-byte aligned");
-  const int device = current_device();
-  const int sms = sm_count_of(device);
-  const std::size_t need = workspace_bytes_for(sms);
+  const DeviceFacts facts = current_device_facts();
+  const std::size_t need = workspace_bytes_for(facts.sm_count);
   if (ws.bytes < need)
     throw Error(Errc::invalid_argument, "workspace has " + std::to_string(ws.bytes) + " bytes; " +
                                             std::to_string(need) + " are needed (reduce_workspace_bytes())");
-  if (n > 0) check_device_pointer(d_in, "input", device);
-  check_device_pointer(d_out, "output", device);
-  check_device_pointer(ws.ptr, "workspace", device);
-  return DeviceFacts{device, sms};
+  if (n > 0) check_device_pointer(d_in, "input", facts.device);
+  check_device_pointer(d_out, "output", facts.device);
+  check_device_pointer(ws.ptr, "workspace", facts.device);
+  return facts;
 }
 
 namespace {

@@ -1,6 +1,5 @@
 // The type-erased CUDA scans: run-time (op, dtype) -> inclusive_scan / exclusive_scan<Op, T>.
 #include <cstdint>
-#include <cstring>
 
 #include "common/erased_dispatch.hpp"
 #include "foldkit/cuda/scan.hpp"
@@ -33,8 +32,7 @@ void exclusive_erased(ReduceOp op, DType dtype, const void* d_in, std::int64_t n
     erased::visit_scan_op(op, [&](auto op_tag) {
       constexpr ReduceOp kOp = decltype(op_tag)::value;
       using R = scan_result_t<kOp, T>;
-      R first;
-      std::memcpy(&first, init, sizeof(R));  // `init` is only promised to point at an R
+      const R first = erased::read_init<R>(init);
       const auto* in = static_cast<const T*>(d_in);
       auto* out = static_cast<R*>(d_out);
       if (ws != nullptr) exclusive_scan<kOp, T>(in, n, out, first, *ws, stream);
