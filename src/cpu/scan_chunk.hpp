@@ -15,13 +15,16 @@
 //              serially, left to right;
 //   rescan     scan_chunk: the chunk rescanned from carry[c], restarting at each head (or
 //              scan_whole_chunks: head-free chunks, a few side by side, same operations).
+//              Head-free chunks of float and double sums and products are rescanned in
+//              16-byte groups by either (scan_group.hpp); chunks with a head, one element at
+//              a time.
 // For exact ops (integers, min, max) the order of combines cannot change a bit, so summaries
 // may use the vectorised reduction kernels. For float sum/prod it can: a chunk's total is the lane
 // reduction of reduce_chunk.hpp, while the fold from the last head is done in exactly the order
 // and operations of the rescan (so a segment that starts inside a chunk continues bit for bit in
 // the next one). The result is deterministic but rounds differently from a purely serial scan:
 // element i passes through at most about (chunk length) + (number of chunks before it) float
-// roundings, instead of i.
+// roundings, instead of i (chunk length / 4 + 3 in the float groups' head-free chunks).
 //
 // The driver runs these three steps in rounds so that DRAM is read once: in each round every
 // thread summarizes its piece (a few chunks, sized by kScanPieceBytes to stay in its L2), the
@@ -40,6 +43,7 @@
 #endif
 
 #include "cpu/reduce_chunk.hpp"
+#include "cpu/scan_group.hpp"
 #include "foldkit/detail/scan_heads.hpp"
 #include "foldkit/ops.hpp"
 #include "foldkit/scan.hpp"
@@ -66,7 +70,8 @@ inline constexpr std::int64_t kScanPieceBytes = std::int64_t{1} << 20;
 // chain of combines (a float add or multiply: 3-4 cycles), so one chunk at a time runs at one
 // element per latency (~0.9 ns on the 16-core Xeon host: 16 threads then need 3.8 ms for 2^26
 // f32, more than DRAM needs for the output). 4 independent chains run at about an element per
-// cycle, where the stores are the limit (measured on a Zen core: 0.94 -> 0.49 ns per element).
+// cycle, where the stores are the limit (measured on a Zen core: 0.94 -> 0.49 ns per element);
+// 4 chains of 16-byte groups (scan_group.hpp) at 0.22 ns for f32, below a copy's 0.33.
 // Integer combines take one cycle and min/max are compare-bound: they gain nothing from it.
 inline constexpr int kScanSideBySide = 4;
 
@@ -188,7 +193,9 @@ inline constexpr bool kHaveStreamingStores =
 #endif
 
 // The K chunks that start at b (each kScanChunk long, none holding a head), chunk k from acc[k]
-// (left as its accumulator after the chunk): the same scan_step sequence per chunk as scan_run,
+// (left as its accumulator after the chunk). Float and double sums and products: group_scan
+// (scan_group.hpp; streamed when `stream` and the output is 16-byte aligned). Others: the same
+// scan_step sequence per chunk as scan_run,
 // but K chunks side by side so that their dependency chains overlap, and the output gathered a
 // line at a time per chunk (streamed when `stream`). Every chunk's output is aligned like the
 // first's (kScanChunk * sizeof(R) is a multiple of 64), so the first `lead` elements of each are
@@ -198,6 +205,11 @@ template <ReduceOp Op, class T, bool kInclusive, int K>
 void scan_whole_chunks(const T* in, scan_result_t<Op, T>* out, std::int64_t b, scan_accum_t<Op, T>* acc,
                        bool stream) {
   using R = scan_result_t<Op, T>;
+  if constexpr (kGroupScan<Op, T>) {  // float sums and products: in groups (scan_group.hpp)
+    const bool aligned = reinterpret_cast<std::uintptr_t>(out + b) % 16 == 0;  // then every group's is
+    group_scan<Op, kInclusive, K>(in, out, b, kScanChunk, kScanChunk, acc, stream && aligned);
+    return;
+  }
   constexpr int W = static_cast<int>(kLineBytes / sizeof(R));
   static_assert(kScanChunk * sizeof(R) % kLineBytes == 0, "every chunk's output is aligned like the first's");
   const std::int64_t lead = stream ? elements_to_line(out + b) : 0;
@@ -222,10 +234,18 @@ void scan_whole_chunks(const T* in, scan_result_t<Op, T>* out, std::int64_t b, s
   }
 }
 
-// Rescan: the chunk [b, e) from its carry, restarting from seed at each head.
+// Rescan: the chunk [b, e) (b a multiple of kScanChunk) from its carry, restarting from seed at
+// each head. A head-free chunk of a float sum or product goes through group_scan.
 template <ReduceOp Op, class T, bool kInclusive, class Heads>
 scan_accum_t<Op, T> scan_chunk(const T* in, scan_result_t<Op, T>* out, std::int64_t b, std::int64_t e,
                                scan_accum_t<Op, T> carry, scan_accum_t<Op, T> seed, const Heads& heads) {
+  if constexpr (kGroupScan<Op, T>) {  // a head-free chunk of a float sum or product: in groups
+    if (heads.last_head(b, e) < 0) {
+      scan_accum_t<Op, T> acc = carry;
+      group_scan<Op, kInclusive, 1>(in, out, b, kScanChunk, e - b, &acc, false);
+      return acc;
+    }
+  }
   auto cursor = heads.cursor(b);
   scan_accum_t<Op, T> acc = carry;
   std::int64_t pos = b;

@@ -612,8 +612,9 @@ TYPED_TEST(CpuScanInteger, WideningAndWrapAround) {
 // ================================ large outputs ================================
 
 // Outputs of 64 MiB and more are written with streaming stores a line at a time (after a lead
-// up to a line boundary, which the output offsets vary): exact against the reference, in place,
-// and the same bits for 1, 2 and 3 threads. Three result widths: f32, i32 -> i64, f16.
+// up to a line boundary, which the output offsets vary; f32 sums stream only 16-byte aligned
+// outputs, in 16-byte groups, and write the others with plain stores): exact against the
+// reference, in place, and the same bits for 1, 2 and 3 threads. Three result widths: f32, i32 -> i64, f16.
 template <ReduceOp Op, class T> void check_streamed(Rng& rng) {
   using R = expected_scan_t<Op, T>;
   const std::int64_t n = capped({(std::int64_t{64} << 20) / static_cast<std::int64_t>(sizeof(R)) + 3}).front();

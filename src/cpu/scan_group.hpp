@@ -1,0 +1,198 @@
+// The vectorised rescan of head-free chunks of float and double sums and products (CPU scans).
+// Internal to src/cpu; scan_chunk.hpp decides which chunks come here.
+//
+// Why: a rescan is one chain of dependent combines. Run one element at a time it costs a load, a
+// combine, a store into a line buffer and the line's copy out: about 1.5 cycles an element even
+// with four chunks side by side, which bounded the f32 scan on few cores (a 2-core machine
+// spent more time rescanning than reading: 73 % of its copy ceiling at 2^26). In 16-byte groups
+// (4 floats, 2 doubles) the chain advances a whole group per combine, and each group leaves as
+// one 16-byte store: 92-93 % there.
+//
+// What it computes: a head-free chunk is cut into groups of W elements (W = 16 / sizeof(A))
+// from the chunk's first element (chunks start at multiples of kScanChunk, so the groups do not
+// depend on pointers or thread counts). Within a group, with id the combine's identity and f the
+// combine, a Hillis-Steele scan:
+//   s0 = x;  s_d[j] = f(s[j], s[j-d]) for d = 1, 2, ... < W  (s[j-d] = id when j < d)
+//   inclusive out[j] = f(carry, s[j]);  exclusive out[j] = f(carry, s[j-1])  (s[-1] = id)
+//   carry' = f(carry, s[W-1]) (the inclusive output of the last lane)
+// For floats: s1[j] = f(x[j], x[j-1]), s2[j] = f(s1[j], s1[j-2]). A last partial group of r
+// elements is computed as if padded with id, and its carry out is lane r - 1's inclusive
+// output. f(x, id) == x for every x (id is -0 for sums and 1 for products), so the padding
+// changes no bit; signed zeros and NaN positions come out as in a serial scan, while rounding
+// differs (fewer roundings per element: an element passes through about chunk / W + log2(W) + 1
+// of them from its chunk's carry).
+// Every path that rescans a head-free chunk of these types goes through group_scan (the SSE
+// code, or group_scan_scalar, the same operations, where SSSE3 is missing), so a chunk's outputs
+// are the same bits whichever thread or kernel scans it. The two codes agree bit for bit
+// (cpu_scan_group_test.cpp) except in NaN payloads, where two different NaNs meet.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__SSSE3__)
+#include <tmmintrin.h>  // _mm_alignr_epi8 (SSSE3; x86-64-v2 has it), SSE and SSE2 below it
+#endif
+
+#include "foldkit/ops.hpp"
+
+namespace foldkit::cpu::detail {
+
+// The scans that take this path: float and double sums and products (T in, T accumulated, T
+// out).
+template <ReduceOp Op, class T>
+inline constexpr bool kGroupScan =
+    (std::is_same_v<T, float> || std::is_same_v<T, double>) && (Op == ReduceOp::sum || Op == ReduceOp::prod);
+
+template <class A> inline constexpr int kGroupLanes = static_cast<int>(16 / sizeof(A));
+
+template <ReduceOp Op, class A> constexpr A group_identity() { return Op == ReduceOp::sum ? -A(0) : A(1); }
+template <ReduceOp Op, class A> inline A group_combine(A a, A b) { return Op == ReduceOp::sum ? a + b : a * b; }
+
+// group_scan's operations one lane at a time: what group_scan runs where SSSE3 is missing, and
+// what the tests hold the vector code to, bit for bit.
+template <ReduceOp Op, bool kInclusive, int K, class A>
+void group_scan_scalar(const A* in, A* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc) {
+  constexpr int W = kGroupLanes<A>;
+  const A id = group_identity<Op, A>();
+  for (int k = 0; k < K; ++k) {
+    const std::int64_t at = b + k * stride;
+    for (std::int64_t g = 0; g < len; g += W) {
+      A s[W], next[W];
+      for (int j = 0; j < W; ++j) s[j] = g + j < len ? in[at + g + j] : id;
+      for (int d = 1; d < W; d *= 2) {
+        for (int j = 0; j < W; ++j) next[j] = group_combine<Op>(s[j], j >= d ? s[j - d] : id);
+        for (int j = 0; j < W; ++j) s[j] = next[j];
+      }
+      const A carry = acc[k];
+      int j = 0;
+      for (; j < W && g + j < len; ++j)
+        out[at + g + j] = kInclusive ? group_combine<Op>(carry, s[j]) : group_combine<Op>(carry, j >= 1 ? s[j - 1] : id);
+      acc[k] = group_combine<Op>(carry, s[j - 1]);
+    }
+  }
+}
+
+#if defined(__SSSE3__)
+
+// One 16-byte group in a register, per element type.
+template <ReduceOp Op, class A> struct GroupVec;
+
+template <ReduceOp Op> struct GroupVec<Op, float> {
+  using V = __m128;
+  static V splat(float x) { return _mm_set1_ps(x); }
+  static V load(const float* p) { return _mm_loadu_ps(p); }
+  static void store(float* p, V v) { _mm_storeu_ps(p, v); }
+  static void stream(float* p, V v) { _mm_stream_ps(p, v); }
+  static float first(V v) { return _mm_cvtss_f32(v); }
+  static V f(V a, V b) { return Op == ReduceOp::sum ? _mm_add_ps(a, b) : _mm_mul_ps(a, b); }
+  // v shifted up by `lanes` (id shifted in): [id, v0, v1, v2] and [id, id, v0, v1].
+  template <int lanes> static V up(V v, V id) {
+    return _mm_castsi128_ps(_mm_alignr_epi8(_mm_castps_si128(v), _mm_castps_si128(id), 16 - 4 * lanes));
+  }
+  static V last(V v) { return _mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 3, 3, 3)); }
+  static V scan(V x, V id) {  // s2 above
+    const V s1 = f(x, up<1>(x, id));
+    return f(s1, up<2>(s1, id));
+  }
+};
+
+template <ReduceOp Op> struct GroupVec<Op, double> {
+  using V = __m128d;
+  static V splat(double x) { return _mm_set1_pd(x); }
+  static V load(const double* p) { return _mm_loadu_pd(p); }
+  static void store(double* p, V v) { _mm_storeu_pd(p, v); }
+  static void stream(double* p, V v) { _mm_stream_pd(p, v); }
+  static double first(V v) { return _mm_cvtsd_f64(v); }
+  static V f(V a, V b) { return Op == ReduceOp::sum ? _mm_add_pd(a, b) : _mm_mul_pd(a, b); }
+  template <int lanes> static V up(V v, V id) {
+    static_assert(lanes == 1);
+    return _mm_unpacklo_pd(id, v);  // [id, v0]
+  }
+  static V last(V v) { return _mm_unpackhi_pd(v, v); }
+  static V scan(V x, V id) { return f(x, up<1>(x, id)); }  // s1
+};
+
+// One group from carry (every lane equal): returns the group's outputs; `inclusive` gets the
+// inclusive ones (the carry past lane j is lane j of it).
+template <ReduceOp Op, class A, bool kInclusive>
+inline typename GroupVec<Op, A>::V group_outputs(typename GroupVec<Op, A>::V carry, typename GroupVec<Op, A>::V x,
+                                                 typename GroupVec<Op, A>::V id,
+                                                 typename GroupVec<Op, A>::V& inclusive) {
+  using G = GroupVec<Op, A>;
+  const auto s = G::scan(x, id);
+  inclusive = G::f(carry, s);
+  return kInclusive ? inclusive : G::f(carry, G::template up<1>(s, id));
+}
+
+// A whole group: its outputs, and carry moved past it.
+template <ReduceOp Op, class A, bool kInclusive>
+inline typename GroupVec<Op, A>::V group_step(typename GroupVec<Op, A>::V& carry, typename GroupVec<Op, A>::V x,
+                                              typename GroupVec<Op, A>::V id) {
+  typename GroupVec<Op, A>::V inclusive;
+  const auto result = group_outputs<Op, A, kInclusive>(carry, x, id, inclusive);
+  carry = GroupVec<Op, A>::last(inclusive);
+  return result;
+}
+
+// K chunks side by side (their chains overlap), chunk k being [b + k * stride, + len) from
+// acc[k]; acc[k] is left as the carry out of its chunk. K > 1 only for whole chunks (len ==
+// stride). `stream`: streaming stores (out + b 16-byte aligned); else plain stores.
+template <ReduceOp Op, bool kInclusive, int K, class A>
+void group_scan(const A* in, A* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc, bool stream) {
+  using G = GroupVec<Op, A>;
+  using V = typename G::V;
+  constexpr int W = kGroupLanes<A>;
+  const V id = G::splat(group_identity<Op, A>());
+  V carry[K];
+  for (int k = 0; k < K; ++k) carry[k] = G::splat(acc[k]);
+  const std::int64_t whole = len - len % W;
+  auto put = [stream](A* to, V v) {
+    if (stream) G::stream(to, v);
+    else G::store(to, v);
+  };
+  // A line (4 groups: 64 bytes) of every chunk per step: the K chains' groups interleaved, then
+  // each line's four stores back to back. Streaming stores interleaved with the chains' work
+  // ran at 0.55 ns an element on one core (a Zen core, 2^26 f32); back to back at 0.22.
+  constexpr std::int64_t kLine = 4 * W;
+  std::int64_t g = 0;
+  for (; g + kLine <= whole; g += kLine) {
+    V r[K][4];
+    for (int q = 0; q < 4; ++q)
+      for (int k = 0; k < K; ++k)
+        r[k][q] = group_step<Op, A, kInclusive>(carry[k], G::load(in + b + k * stride + g + q * W), id);
+    for (int k = 0; k < K; ++k)
+      for (int q = 0; q < 4; ++q) put(out + b + k * stride + g + q * W, r[k][q]);
+  }
+  for (; g < whole; g += W)
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t at = b + k * stride + g;
+      put(out + at, group_step<Op, A, kInclusive>(carry[k], G::load(in + at), id));
+    }
+  for (int k = 0; k < K; ++k) {
+    acc[k] = G::first(carry[k]);
+    if (const std::int64_t rest = len - whole; rest > 0) {  // a partial last group, padded with id
+      A lanes[W], inclusive_lanes[W];
+      G::store(lanes, id);
+      const std::int64_t at = b + k * stride + whole;
+      std::memcpy(lanes, in + at, static_cast<std::size_t>(rest) * sizeof(A));
+      V inclusive;
+      G::store(lanes, group_outputs<Op, A, kInclusive>(carry[k], G::load(lanes), id, inclusive));
+      G::store(inclusive_lanes, inclusive);
+      std::memcpy(out + at, lanes, static_cast<std::size_t>(rest) * sizeof(A));
+      acc[k] = inclusive_lanes[rest - 1];
+    }
+  }
+}
+
+#else
+
+template <ReduceOp Op, bool kInclusive, int K, class A>
+void group_scan(const A* in, A* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc, bool /*stream*/) {
+  group_scan_scalar<Op, kInclusive, K>(in, out, b, stride, len, acc);
+}
+
+#endif
+
+}  // namespace foldkit::cpu::detail
