@@ -194,7 +194,7 @@ inline constexpr bool kHaveStreamingStores =
 
 // The K chunks that start at b (each kScanChunk long, none holding a head), chunk k from acc[k]
 // (left as its accumulator after the chunk). Float and double sums and products: group_scan
-// (scan_group.hpp; streamed when `stream` and the output is 16-byte aligned). Others: the same
+// (scan_group.hpp; streamed when `stream`). Others: the same
 // scan_step sequence per chunk as scan_run,
 // but K chunks side by side so that their dependency chains overlap, and the output gathered a
 // line at a time per chunk (streamed when `stream`). Every chunk's output is aligned like the
@@ -206,8 +206,7 @@ void scan_whole_chunks(const T* in, scan_result_t<Op, T>* out, std::int64_t b, s
                        bool stream) {
   using R = scan_result_t<Op, T>;
   if constexpr (kGroupScan<Op, T>) {  // float sums and products: in groups (scan_group.hpp)
-    const bool aligned = reinterpret_cast<std::uintptr_t>(out + b) % 16 == 0;  // then every group's is
-    group_scan<Op, kInclusive, K>(in, out, b, kScanChunk, kScanChunk, acc, stream && aligned);
+    group_scan<Op, kInclusive, K>(in, out, b, kScanChunk, kScanChunk, acc, stream);
     return;
   }
   constexpr int W = static_cast<int>(kLineBytes / sizeof(R));

@@ -27,6 +27,7 @@
 // (cpu_scan_group_test.cpp) except in NaN payloads, where two different NaNs meet.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -92,6 +93,10 @@ template <ReduceOp Op> struct GroupVec<Op, float> {
     return _mm_castsi128_ps(_mm_alignr_epi8(_mm_castps_si128(v), _mm_castps_si128(id), 16 - 4 * lanes));
   }
   static V last(V v) { return _mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 3, 3, 3)); }
+  // lo's last m lanes, then hi's first 4 - m: the 16 bytes that straddle them.
+  template <int m> static V join(V lo, V hi) {
+    return _mm_castsi128_ps(_mm_alignr_epi8(_mm_castps_si128(hi), _mm_castps_si128(lo), 16 - 4 * m));
+  }
   static V scan(V x, V id) {  // s2 above
     const V s1 = f(x, up<1>(x, id));
     return f(s1, up<2>(s1, id));
@@ -111,6 +116,10 @@ template <ReduceOp Op> struct GroupVec<Op, double> {
     return _mm_unpacklo_pd(id, v);  // [id, v0]
   }
   static V last(V v) { return _mm_unpackhi_pd(v, v); }
+  template <int m> static V join(V lo, V hi) {
+    static_assert(m == 1);
+    return _mm_shuffle_pd(lo, hi, 1);  // [lo1, hi0]
+  }
   static V scan(V x, V id) { return f(x, up<1>(x, id)); }  // s1
 };
 
@@ -136,25 +145,125 @@ inline typename GroupVec<Op, A>::V group_step(typename GroupVec<Op, A>::V& carry
   return result;
 }
 
+// Whole chunks side by side (as group_scan below) with streaming stores, the output M elements
+// past a 16-byte boundary (out + b is A-aligned). Streaming stores only go out as whole 16-byte
+// vectors, whole cache lines of them, each line's four stores back to back:
+// - interleaved with the chains' work they ran at 0.55 ns an element on one core (a Zen core,
+//   2^26 f32); back to back, 0.22 ns;
+// - lines that straddle two cache lines ran 2.7x slower on the 16-core Xeon host (16 bytes past a
+//   line boundary is what malloc returns for large blocks).
+// So with M > 0 each aligned vector joins the end of one group to the start of the next, and the
+// vectors before the first line boundary and after the last whole line, and the elements before
+// the first and after the last aligned vector, take plain stores.
+template <ReduceOp Op, bool kInclusive, int K, int M, class A>
+void group_scan_streamed(const A* in, A* out, std::int64_t b, std::int64_t stride, A* acc) {
+  using G = GroupVec<Op, A>;
+  using V = typename G::V;
+  constexpr int W = kGroupLanes<A>;
+  static_assert(M >= 0 && M < W);
+  constexpr int kFirst = M > 0 ? 1 : 0;          // the group whose outputs start aligned vector 0
+  constexpr std::int64_t kSkew = M > 0 ? W - M : 0;  // elements before aligned vector 0
+  const V id = G::splat(group_identity<Op, A>());
+  V carry[K], prev[K];
+  for (int k = 0; k < K; ++k) carry[k] = G::splat(acc[k]);
+  // Group t of chunk k, as the aligned vector it completes.
+  auto next = [&](int k, std::int64_t t) -> V {
+    const V r = group_step<Op, A, kInclusive>(carry[k], G::load(in + b + k * stride + t * W), id);
+    if constexpr (M == 0) {
+      return r;
+    } else {
+      const V joined = G::template join<M>(prev[k], r);
+      prev[k] = r;
+      return joined;
+    }
+  };
+  auto vector_at = [&](int k, std::int64_t v) { return out + b + k * stride + kSkew + v * W; };
+  if constexpr (M > 0) {
+    for (int k = 0; k < K; ++k) {  // group 0: its first kSkew outputs
+      prev[k] = group_step<Op, A, kInclusive>(carry[k], G::load(in + b + k * stride), id);
+      A lanes[W];
+      G::store(lanes, prev[k]);
+      std::memcpy(out + b + k * stride, lanes, kSkew * sizeof(A));
+    }
+  }
+  const std::int64_t vectors = stride / W - kFirst;
+  const auto line_offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(vector_at(0, 0)) % 64);
+  const std::int64_t lead = std::min(vectors, (64 - line_offset) % 64 / 16);
+  std::int64_t v = 0;
+  for (; v < lead; ++v)
+    for (int k = 0; k < K; ++k) G::store(vector_at(k, v), next(k, v + kFirst));
+  // 4K aliasing: a load whose address matches an older store's in bits 0-11 waits for it. A
+  // line's stores go delta bytes (mod 4 KiB) past the inputs that complete it; with delta in
+  // (0, 64] they meet the next line's loads, which then stalled (2.2x slower on a Zen core with
+  // the output 16-64 bytes past the input, malloc's offsets). There the next line is loaded
+  // before this one is stored (spilling some registers: 1.3x slower than the plain order where
+  // nothing aliases). delta in (64, 128) is left slow (1.7-2.1x).
+  const auto delta = static_cast<std::int64_t>(
+      (reinterpret_cast<std::uintptr_t>(vector_at(0, v)) - reinterpret_cast<std::uintptr_t>(in + b + (v + kFirst) * W)) % 4096);
+  auto stream_line = [&](std::int64_t at, V (&line)[K][4]) {
+    for (int k = 0; k < K; ++k)
+      for (int q = 0; q < 4; ++q) G::stream(vector_at(k, at + q), line[k][q]);
+  };
+  auto compute_line = [&](std::int64_t at, V (&line)[K][4]) {
+    for (int q = 0; q < 4; ++q)
+      for (int k = 0; k < K; ++k) line[k][q] = next(k, at + q + kFirst);
+  };
+  if (delta > 0 && delta <= 64 && v + 4 <= vectors) {
+    V line[K][4], ahead[K][4];
+    compute_line(v, line);
+    for (; v + 8 <= vectors; v += 4) {
+      compute_line(v + 4, ahead);
+      stream_line(v, line);
+      for (int k = 0; k < K; ++k)
+        for (int q = 0; q < 4; ++q) line[k][q] = ahead[k][q];
+    }
+    stream_line(v, line);
+    v += 4;
+  }
+  for (; v + 4 <= vectors; v += 4) {
+    V line[K][4];
+    compute_line(v, line);
+    stream_line(v, line);
+  }
+  for (; v < vectors; ++v)
+    for (int k = 0; k < K; ++k) G::store(vector_at(k, v), next(k, v + kFirst));
+  if constexpr (M > 0) {
+    for (int k = 0; k < K; ++k) {  // the last group: its last M outputs
+      A lanes[W];
+      G::store(lanes, prev[k]);
+      std::memcpy(out + b + k * stride + stride - M, lanes + kSkew, M * sizeof(A));
+    }
+  }
+  for (int k = 0; k < K; ++k) acc[k] = G::first(carry[k]);
+}
+
 // K chunks side by side (their chains overlap), chunk k being [b + k * stride, + len) from
 // acc[k]; acc[k] is left as the carry out of its chunk. K > 1 only for whole chunks (len ==
-// stride). `stream`: streaming stores (out + b 16-byte aligned); else plain stores.
+// stride). `stream` (whole chunks only): streaming stores where the output is A-aligned
+// (group_scan_streamed); else plain stores.
 template <ReduceOp Op, bool kInclusive, int K, class A>
 void group_scan(const A* in, A* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc, bool stream) {
   using G = GroupVec<Op, A>;
   using V = typename G::V;
   constexpr int W = kGroupLanes<A>;
+  const auto address = reinterpret_cast<std::uintptr_t>(out + b);
+  if (stream && len == stride && len % W == 0 && address % sizeof(A) == 0) {
+    switch (address % 16 / sizeof(A)) {
+      case 0: return group_scan_streamed<Op, kInclusive, K, 0>(in, out, b, stride, acc);
+      case 1: return group_scan_streamed<Op, kInclusive, K, 1>(in, out, b, stride, acc);
+      case 2:
+        if constexpr (W > 2) return group_scan_streamed<Op, kInclusive, K, 2>(in, out, b, stride, acc);
+        break;
+      case 3:
+        if constexpr (W > 3) return group_scan_streamed<Op, kInclusive, K, 3>(in, out, b, stride, acc);
+        break;
+    }
+  }
   const V id = G::splat(group_identity<Op, A>());
   V carry[K];
   for (int k = 0; k < K; ++k) carry[k] = G::splat(acc[k]);
   const std::int64_t whole = len - len % W;
-  auto put = [stream](A* to, V v) {
-    if (stream) G::stream(to, v);
-    else G::store(to, v);
-  };
-  // A line (4 groups: 64 bytes) of every chunk per step: the K chains' groups interleaved, then
-  // each line's four stores back to back. Streaming stores interleaved with the chains' work
-  // ran at 0.55 ns an element on one core (a Zen core, 2^26 f32); back to back at 0.22.
+  // A line (4 groups) of every chunk per step: the K chains' groups interleaved.
   constexpr std::int64_t kLine = 4 * W;
   std::int64_t g = 0;
   for (; g + kLine <= whole; g += kLine) {
@@ -163,12 +272,12 @@ void group_scan(const A* in, A* out, std::int64_t b, std::int64_t stride, std::i
       for (int k = 0; k < K; ++k)
         r[k][q] = group_step<Op, A, kInclusive>(carry[k], G::load(in + b + k * stride + g + q * W), id);
     for (int k = 0; k < K; ++k)
-      for (int q = 0; q < 4; ++q) put(out + b + k * stride + g + q * W, r[k][q]);
+      for (int q = 0; q < 4; ++q) G::store(out + b + k * stride + g + q * W, r[k][q]);
   }
   for (; g < whole; g += W)
     for (int k = 0; k < K; ++k) {
       const std::int64_t at = b + k * stride + g;
-      put(out + at, group_step<Op, A, kInclusive>(carry[k], G::load(in + at), id));
+      G::store(out + at, group_step<Op, A, kInclusive>(carry[k], G::load(in + at), id));
     }
   for (int k = 0; k < K; ++k) {
     acc[k] = G::first(carry[k]);

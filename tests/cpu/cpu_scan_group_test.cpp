@@ -1,6 +1,7 @@
 // The CPU scans' vectorised group rescan (src/cpu/scan_group.hpp) against its scalar statement,
 // bit for bit: float and double, sum and product, inclusive and exclusive, one chunk alone and
-// four side by side, whole and partial last groups, plain and streaming stores, in place, and
+// four side by side, whole and partial last groups, plain and streaming stores (at every offset
+// from a cache line), in place, and
 // NaN, infinity and signed-zero data (NaN payloads aside: see same_value). The library's tests (cpu_scan_test.cpp) check the scans'
 // values; this checks that the two codes a build may use agree, so that a chunk's bits do not
 // depend on which one ran.
@@ -8,6 +9,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -30,7 +33,9 @@ using cpu::detail::kScanChunk;
 template <class A> bool same_value(A a, A b) {
   return std::memcmp(&a, &b, sizeof(A)) == 0 || (std::isnan(a) && std::isnan(b));
 }
-template <class A> bool same_values(const std::vector<A>& a, const std::vector<A>& b) {
+template <class A> using AlignedVector = std::vector<A, AlignedAllocator<A>>;  // 256-byte aligned data
+
+template <class A> bool same_values(const AlignedVector<A>& a, const AlignedVector<A>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!same_value(a[i], b[i])) {
@@ -63,12 +68,20 @@ void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool sp
   const std::int64_t stride = kScanChunk;
   const auto in = group_data<Op, A>(static_cast<std::size_t>(K * stride + 4), specials, rng);
   const A poison = A(12345.5);
-  std::vector<A> want(in.size() + out_offset, poison), got(in.size() + out_offset, poison);
+  AlignedVector<A> want(in.size() + out_offset, poison);
+  // The input and the output in one block, the output whole 4 KiB pages past the input plus
+  // out_offset elements: that distance picks the streamed store order (4K aliasing,
+  // scan_group.hpp), so every order runs here whatever the allocator does.
+  const std::size_t page = 4096 / sizeof(A), span = (in.size() + page) / page * page;
+  AlignedVector<A> arena(2 * span + static_cast<std::size_t>(out_offset) + in.size(), poison);
+  std::copy(in.begin(), in.end(), arena.begin());
   A start[K], acc_want[K], acc_got[K];
   for (int k = 0; k < K; ++k) start[k] = acc_want[k] = acc_got[k] = group_data<Op, A>(1, false, rng)[0];
   group_scan_scalar<Op, kInclusive, K>(in.data(), want.data() + out_offset, 0, stride, len, acc_want);
-  group_scan<Op, kInclusive, K>(in.data(), got.data() + out_offset, 0, stride, len, acc_got, stream);
+  group_scan<Op, kInclusive, K>(arena.data(), arena.data() + span + out_offset, 0, stride, len, acc_got, stream);
   if (stream) cpu::detail::streaming_store_fence();
+  const AlignedVector<A> got(arena.begin() + static_cast<std::ptrdiff_t>(span),
+                             arena.begin() + static_cast<std::ptrdiff_t>(span + want.size()));
   EXPECT_TRUE(same_values(want, got));
   for (int k = 0; k < K; ++k)
     EXPECT_TRUE(same_value(acc_want[k], acc_got[k])) << "carry out of chunk " << k;
@@ -100,9 +113,11 @@ template <class A> void check_type(Rng& rng) {
       check_group<ReduceOp::prod, true, 1, A>(len, off, false, specials, rng);
       check_group<ReduceOp::prod, false, 1, A>(len, off, false, specials, rng);
     }
-    // Whole chunks side by side, streamed (aligned output) and not.
-    for (bool stream : {false, true}) {
-      const std::int64_t off = stream ? 0 : rng.uniform(1, 3);
+    // Whole chunks side by side: plain stores; and streamed at every element offset from a line
+    // boundary (aligned vectors join groups unless the offset is a multiple of the group).
+    for (int variant = -1; variant < 64 / static_cast<int>(sizeof(A)); ++variant) {
+      const bool stream = variant >= 0;
+      const std::int64_t off = stream ? variant : rng.uniform(0, 3);
       check_group<ReduceOp::sum, true, 4, A>(kScanChunk, off, stream, specials, rng);
       check_group<ReduceOp::sum, false, 4, A>(kScanChunk, off, stream, specials, rng);
       check_group<ReduceOp::prod, true, 4, A>(kScanChunk, off, stream, specials, rng);
