@@ -15,7 +15,7 @@
 //              serially, left to right;
 //   rescan     scan_chunk: the chunk rescanned from carry[c], restarting at each head (or
 //              scan_whole_chunks: head-free chunks, a few side by side, same operations).
-//              Head-free chunks of float and double sums and products are rescanned in
+//              Head-free chunks of floating-point sums and products are rescanned in
 //              16-byte groups by either (scan_group.hpp); chunks with a head, one element at
 //              a time.
 // For exact ops (integers, min, max) the order of combines cannot change a bit, so summaries
@@ -193,7 +193,7 @@ inline constexpr bool kHaveStreamingStores =
 #endif
 
 // The K chunks that start at b (each kScanChunk long, none holding a head), chunk k from acc[k]
-// (left as its accumulator after the chunk). Float and double sums and products: group_scan
+// (left as its accumulator after the chunk). Floating-point sums and products: group_scan
 // (scan_group.hpp; streamed when `stream`). Others: the same
 // scan_step sequence per chunk as scan_run,
 // but K chunks side by side so that their dependency chains overlap, and the output gathered a

@@ -1,10 +1,12 @@
 // The CPU scans' vectorised group rescan (src/cpu/scan_group.hpp) against its scalar statement,
-// bit for bit: float and double, sum and product, inclusive and exclusive, one chunk alone and
-// four side by side, whole and partial last groups, plain and streaming stores (at every offset
-// from a cache line), in place, and
-// NaN, infinity and signed-zero data (NaN payloads aside: see same_value). The library's tests (cpu_scan_test.cpp) check the scans'
+// bit for bit: float, double, half and bfloat16, sum and product, inclusive and exclusive, one
+// chunk alone and four side by side, whole and partial last groups, plain and streaming stores
+// (at every offset from a cache line), in place, and NaN, infinity and signed-zero data (NaN
+// payloads aside: see same_value). The library's tests (cpu_scan_test.cpp) check the scans'
 // values; this checks that the two codes a build may use agree, so that a chunk's bits do not
-// depend on which one ran.
+// depend on which one ran. (The 16-bit conversions the vector code uses were also checked
+// against dtype.hpp's on every float, once, by hand: 0 differences; CpuScanGroup.Narrow*
+// checks edges and a random sample of them on every run.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/narrow_float_sse.hpp"
 #include "cpu/scan_chunk.hpp"
 #include "support/random_arrays.hpp"
 #include "support/test_config.hpp"
@@ -30,8 +33,8 @@ using cpu::detail::kScanChunk;
 // Equal bits, or both NaN: where two different NaNs meet (a planted one and one that inf - inf
 // or 0 * inf makes), which one survives depends on the instruction's operand order, which the
 // compiler chooses for the scalar code. Where NaNs are is what the codes must agree on.
-template <class A> bool same_value(A a, A b) {
-  return std::memcmp(&a, &b, sizeof(A)) == 0 || (std::isnan(a) && std::isnan(b));
+template <class T> bool same_value(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0 || (is_nan_value(a) && is_nan_value(b));
 }
 template <class A> using AlignedVector = std::vector<A, AlignedAllocator<A>>;  // 256-byte aligned data
 
@@ -39,7 +42,7 @@ template <class A> bool same_values(const AlignedVector<A>& a, const AlignedVect
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!same_value(a[i], b[i])) {
-      ADD_FAILURE() << "element " << i << ": " << a[i] << " against " << b[i];
+      ADD_FAILURE() << "element " << i << ": " << to_ld(a[i]) << " against " << to_ld(b[i]);
       return false;
     }
   return true;
@@ -47,40 +50,42 @@ template <class A> bool same_values(const AlignedVector<A>& a, const AlignedVect
 
 // Data for op: sums in [-1, 1], products near 1; `specials` plants NaN, infinities and signed
 // zeros at random places.
-template <ReduceOp Op, class A> std::vector<A> group_data(std::size_t count, bool specials, Rng& rng) {
+template <ReduceOp Op, class T> std::vector<T> group_data(std::size_t count, bool specials, Rng& rng) {
   const CounterRng r = rng.counter();
-  std::vector<A> v(count);
+  std::vector<T> v(count);
   for (std::size_t i = 0; i < count; ++i)
-    v[i] = static_cast<A>(Op == ReduceOp::sum ? -1.0 + 2.0 * r.unit(i) : 0.99 + 0.02 * r.unit(i));
+    v[i] = from_double<T>(Op == ReduceOp::sum ? -1.0 + 2.0 * r.unit(i) : 0.99 + 0.02 * r.unit(i));
   if (specials) {
-    const A planted[] = {std::numeric_limits<A>::quiet_NaN(), std::numeric_limits<A>::infinity(),
-                         -std::numeric_limits<A>::infinity(), A(0), -A(0)};
+    const double inf = std::numeric_limits<double>::infinity();
+    const T planted[] = {quiet_nan<T>(), from_double<T>(inf), from_double<T>(-inf), from_double<T>(0.0),
+                         from_double<T>(-0.0)};
     for (int p = 0; p < 12; ++p) v[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(count) - 1))] = planted[p % 5];
   }
   return v;
 }
 
-template <ReduceOp Op, bool kInclusive, int K, class A>
+template <ReduceOp Op, bool kInclusive, int K, class T>
 void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool specials, Rng& rng) {
   SCOPED_TRACE(std::string(op_name(Op)) + (kInclusive ? " inclusive" : " exclusive") + " K=" + std::to_string(K) +
                " len=" + std::to_string(len) + " out offset " + std::to_string(out_offset) +
                (stream ? " streamed" : "") + (specials ? " with specials" : ""));
   const std::int64_t stride = kScanChunk;
-  const auto in = group_data<Op, A>(static_cast<std::size_t>(K * stride + 4), specials, rng);
-  const A poison = A(12345.5);
-  AlignedVector<A> want(in.size() + out_offset, poison);
+  using A = scan_accum_t<Op, T>;
+  const auto in = group_data<Op, T>(static_cast<std::size_t>(K * stride + 4), specials, rng);
+  const T poison = from_double<T>(12345.5);
+  AlignedVector<T> want(in.size() + out_offset, poison);
   // The input and the output in one block, the output whole 4 KiB pages past the input plus
   // out_offset elements: that distance picks the streamed store order (4K aliasing,
   // scan_group.hpp), so every order runs here whatever the allocator does.
-  const std::size_t page = 4096 / sizeof(A), span = (in.size() + page) / page * page;
-  AlignedVector<A> arena(2 * span + static_cast<std::size_t>(out_offset) + in.size(), poison);
+  const std::size_t page = 4096 / sizeof(T), span = (in.size() + page) / page * page;
+  AlignedVector<T> arena(2 * span + static_cast<std::size_t>(out_offset) + in.size(), poison);
   std::copy(in.begin(), in.end(), arena.begin());
   A start[K], acc_want[K], acc_got[K];
-  for (int k = 0; k < K; ++k) start[k] = acc_want[k] = acc_got[k] = group_data<Op, A>(1, false, rng)[0];
+  for (int k = 0; k < K; ++k) start[k] = acc_want[k] = acc_got[k] = static_cast<A>(to_ld(group_data<Op, T>(1, false, rng)[0]));
   group_scan_scalar<Op, kInclusive, K>(in.data(), want.data() + out_offset, 0, stride, len, acc_want);
   group_scan<Op, kInclusive, K>(arena.data(), arena.data() + span + out_offset, 0, stride, len, acc_got, stream);
   if (stream) cpu::detail::streaming_store_fence();
-  const AlignedVector<A> got(arena.begin() + static_cast<std::ptrdiff_t>(span),
+  const AlignedVector<T> got(arena.begin() + static_cast<std::ptrdiff_t>(span),
                              arena.begin() + static_cast<std::ptrdiff_t>(span + want.size()));
   EXPECT_TRUE(same_values(want, got));
   for (int k = 0; k < K; ++k)
@@ -88,9 +93,10 @@ void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool sp
   // Nothing written outside each chunk's [0, len).
   for (int k = 0; k < K; ++k)
     for (std::int64_t i = len; i < stride; ++i)
-      ASSERT_EQ(got[static_cast<std::size_t>(out_offset + k * stride + i)], poison) << "written past chunk " << k;
+      ASSERT_TRUE(std::memcmp(&got[static_cast<std::size_t>(out_offset + k * stride + i)], &poison, sizeof(T)) == 0)
+          << "written past chunk " << k;
   // In place: the bits of the out-of-place scalar statement.
-  std::vector<A> buffer = in;
+  std::vector<T> buffer = in;
   for (int k = 0; k < K; ++k) acc_got[k] = start[k];
   group_scan<Op, kInclusive, K>(buffer.data(), buffer.data(), 0, stride, len, acc_got, false);
   for (int k = 0; k < K; ++k)
@@ -100,28 +106,29 @@ void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool sp
     }
 }
 
-template <class A> void check_type(Rng& rng) {
-#if !defined(__SSSE3__)
-  GTEST_SKIP() << "built without SSSE3: group_scan is the scalar code itself";
+template <class T> void check_type(Rng& rng) {
+#if !defined(__SSSE3__) || !defined(__SSE4_1__)
+  GTEST_SKIP() << "built without SSSE3 / SSE4.1: group_scan is the scalar code itself";
 #endif
   for (bool specials : {false, true}) {
     for (std::int64_t len : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{17},
                              std::int64_t{64}, std::int64_t{1001}, kScanChunk - 1, kScanChunk}) {
       const std::int64_t off = rng.uniform(0, 3);
-      check_group<ReduceOp::sum, true, 1, A>(len, off, false, specials, rng);
-      check_group<ReduceOp::sum, false, 1, A>(len, off, false, specials, rng);
-      check_group<ReduceOp::prod, true, 1, A>(len, off, false, specials, rng);
-      check_group<ReduceOp::prod, false, 1, A>(len, off, false, specials, rng);
+      check_group<ReduceOp::sum, true, 1, T>(len, off, false, specials, rng);
+      check_group<ReduceOp::sum, false, 1, T>(len, off, false, specials, rng);
+      check_group<ReduceOp::prod, true, 1, T>(len, off, false, specials, rng);
+      check_group<ReduceOp::prod, false, 1, T>(len, off, false, specials, rng);
     }
     // Whole chunks side by side: plain stores; and streamed at every element offset from a line
-    // boundary (aligned vectors join groups unless the offset is a multiple of the group).
-    for (int variant = -1; variant < 64 / static_cast<int>(sizeof(A)); ++variant) {
+    // boundary (aligned vectors join groups unless the offset is a multiple of the group; 16-bit
+    // types stream only 16-byte aligned outputs).
+    for (int variant = -1; variant < 64 / static_cast<int>(sizeof(T)); ++variant) {
       const bool stream = variant >= 0;
       const std::int64_t off = stream ? variant : rng.uniform(0, 3);
-      check_group<ReduceOp::sum, true, 4, A>(kScanChunk, off, stream, specials, rng);
-      check_group<ReduceOp::sum, false, 4, A>(kScanChunk, off, stream, specials, rng);
-      check_group<ReduceOp::prod, true, 4, A>(kScanChunk, off, stream, specials, rng);
-      check_group<ReduceOp::prod, false, 4, A>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::sum, true, 4, T>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::sum, false, 4, T>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::prod, true, 4, T>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::prod, false, 4, T>(kScanChunk, off, stream, specials, rng);
     }
     if (::testing::Test::HasFailure()) return;
   }
@@ -137,6 +144,72 @@ TEST(CpuScanGroup, DoubleMatchesScalarStatementBitForBit) {
   Rng rng{test_seed() + 1};
   FOLDKIT_TRACE_SEED();
   check_type<double>(rng);
+}
+
+TEST(CpuScanGroup, HalfMatchesScalarStatementBitForBit) {
+  Rng rng{test_seed() + 2};
+  FOLDKIT_TRACE_SEED();
+  check_type<half>(rng);
+}
+
+TEST(CpuScanGroup, BFloat16MatchesScalarStatementBitForBit) {
+  Rng rng{test_seed() + 3};
+  FOLDKIT_TRACE_SEED();
+  check_type<bfloat16>(rng);
+}
+
+// The SSE conversions (narrow_float_sse.hpp) against dtype.hpp's: every 16-bit pattern widened;
+// floats narrowed at the edges (NaNs with every payload shape, infinities, the overflow and
+// subnormal thresholds and their neighbours, ties) and at 2^20 random bit patterns.
+template <class T> void check_narrow_conversions(Rng& rng) {
+#if !defined(__SSE4_1__)
+  GTEST_SKIP() << "built without SSE4.1";
+#else
+  using N = cpu::detail::NarrowFloat<T>;
+  for (std::uint32_t h = 0; h < 65536; h += 8) {
+    alignas(16) std::uint16_t bits[8];
+    for (int j = 0; j < 8; ++j) bits[j] = static_cast<std::uint16_t>(h + j);
+    const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(bits));
+    alignas(16) float got[8];
+    _mm_store_ps(got, N::low(v));
+    _mm_store_ps(got + 4, N::high(v));
+    for (int j = 0; j < 8; ++j) {
+      const float want = T::to_float(bits[j]);
+      ASSERT_EQ(std::memcmp(&got[j], &want, 4), 0) << "widening 0x" << std::hex << bits[j];
+    }
+  }
+  std::vector<std::uint32_t> xs = {0x7fffffffu, 0xffffffffu, 0x7f800001u, 0x7fbfffffu, 0x7fc00000u, 0xffc00001u,
+                                   0x7f800000u, 0xff800000u, 0x7f7fffffu, 0x477fefffu, 0x477ff000u, 0x477fffffu,
+                                   0x47800000u, 0x38800000u, 0x387fffffu, 0x33000000u, 0x33000001u, 0x32ffffffu,
+                                   0x00000001u, 0x80000000u, 0x00000000u, 0x3f801000u, 0x3f803000u, 0x3f808000u,
+                                   0x3f818000u, 0x3f7fffffu, 0x00800000u, 0x807fffffu};
+  const CounterRng r = rng.counter();
+  for (std::uint32_t i = 0; i < (1u << 20); ++i) xs.push_back(static_cast<std::uint32_t>(r.bits(i)));
+  while (xs.size() % 4 != 0) xs.push_back(0);
+  for (std::size_t i = 0; i < xs.size(); i += 4) {
+    __m128 f;
+    std::memcpy(&f, &xs[i], 16);
+    alignas(16) std::uint32_t got[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(got), N::bits(f));
+    for (int j = 0; j < 4; ++j) {
+      float x;
+      std::memcpy(&x, &xs[i + static_cast<std::size_t>(j)], 4);
+      ASSERT_EQ(got[j], T::from_float(x)) << "narrowing 0x" << std::hex << xs[i + static_cast<std::size_t>(j)];
+    }
+  }
+#endif
+}
+
+TEST(CpuScanGroup, NarrowConversionsMatchHalf) {
+  Rng rng{test_seed() + 4};
+  FOLDKIT_TRACE_SEED();
+  check_narrow_conversions<half>(rng);
+}
+
+TEST(CpuScanGroup, NarrowConversionsMatchBFloat16) {
+  Rng rng{test_seed() + 5};
+  FOLDKIT_TRACE_SEED();
+  check_narrow_conversions<bfloat16>(rng);
 }
 
 }  // namespace
