@@ -11,9 +11,8 @@
 // software (f16 2^24 on 2 threads: 90-117 ms -> 12-16 ms).
 //
 // What it computes: a head-free chunk is cut into groups of W elements (W = 16 / sizeof(A), A the
-// accumulator)
-// from the chunk's first element (chunks start at multiples of kScanChunk, so the groups do not
-// depend on pointers or thread counts). Within a group, with id the combine's identity and f the
+// accumulator) from the chunk's first element (chunks start at multiples of kScanChunk, so the
+// groups do not depend on pointers or thread counts). Within a group, with id the combine's identity and f the
 // combine, a Hillis-Steele scan:
 //   s0 = x;  s_d[j] = f(s[j], s[j-d]) for d = 1, 2, ... < W  (s[j-d] = id when j < d)
 //   inclusive out[j] = f(carry, s[j]);  exclusive out[j] = f(carry, s[j-1])  (s[-1] = id)
