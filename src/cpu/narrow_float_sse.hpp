@@ -1,9 +1,10 @@
 // SSE4.1 conversions between floats and the 16-bit float types, four lanes at a time, bit for
 // bit as foldkit::half and foldkit::bfloat16 convert one value (dtype.hpp): round to nearest
 // even, overflow to infinity, subnormals exact, NaN keeping its sign and top payload bits
-// (quieted). For the CPU scans' group rescan (scan_group.hpp); the library is built for
-// x86-64-v2, which has no F16C. Needs the default MXCSR (round to nearest, no FTZ/DAZ): the
-// half conversions use a float multiply and add on subnormals.
+// (quieted). For the CPU scans' group rescan (scan_group.hpp) and the 16-bit float reductions
+// (reduce_chunk.hpp); the library is built for x86-64-v2, which has no F16C. Needs MXCSR's
+// default rounding (to nearest); FTZ/DAZ change nothing here (no float denormal is an input or
+// an output of the arithmetic these use).
 #pragma once
 
 #if defined(__SSE4_1__)
@@ -32,16 +33,19 @@ template <> struct NarrowFloat<bfloat16> {
 };
 
 template <> struct NarrowFloat<half> {
-  // Half bits (low 16 of each 32-bit lane) as floats: magnitude bits moved to a float's place
-  // and scaled by 2^112 (exact for normals and subnormals), infinities and NaNs rebuilt.
+  // Half bits (low 16 of each 32-bit lane) as floats, as reduce_chunk.hpp's widen_half does one:
+  // normals, infinities and NaNs rebias the exponent field; subnormals are an exact int -> float
+  // conversion times 2^-24, so no float denormal is touched (right under FTZ/DAZ too).
   static __m128 from_lanes(__m128i h) {
     const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi32(0x7fff));
     const __m128i sign = _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16);
-    const __m128i shifted = _mm_slli_epi32(magnitude, 13);
-    const __m128 finite = _mm_mul_ps(_mm_castsi128_ps(shifted), _mm_castsi128_ps(_mm_set1_epi32(0x77800000)));
-    const __m128i special = _mm_or_si128(shifted, _mm_set1_epi32(0x7f800000));  // inf, NaN
-    const __m128i is_special = _mm_cmpgt_epi32(magnitude, _mm_set1_epi32(0x7bff));
-    const __m128i value = _mm_blendv_epi8(_mm_castps_si128(finite), special, is_special);
+    const __m128i special = _mm_cmpgt_epi32(magnitude, _mm_set1_epi32(0x7bff));  // inf, NaN
+    const __m128i rebias =
+        _mm_blendv_epi8(_mm_set1_epi32(0x38000000), _mm_set1_epi32(0x70000000), special);
+    const __m128i normal = _mm_add_epi32(_mm_slli_epi32(magnitude, 13), rebias);
+    const __m128 subnormal = _mm_mul_ps(_mm_cvtepi32_ps(magnitude), _mm_set1_ps(0x1p-24f));
+    const __m128i is_subnormal = _mm_cmplt_epi32(magnitude, _mm_set1_epi32(0x400));
+    const __m128i value = _mm_blendv_epi8(normal, _mm_castps_si128(subnormal), is_subnormal);
     return _mm_castsi128_ps(_mm_or_si128(value, sign));
   }
   static __m128 low(__m128i v) { return from_lanes(_mm_unpacklo_epi16(v, _mm_setzero_si128())); }
