@@ -1,6 +1,7 @@
 // What the type-erased entry points of both backends share (src/cpu/reduce_dispatch.cpp,
 // src/cpu/scan_dispatch.cpp, src/cuda/dispatch/reduce_erased.cpp, scan_erased.cpp): the checks
-// of a run-time (op, dtype) pair, and the switch from a run-time op to a compile-time one.
+// of a run-time (op, dtype) pair, and the switch from a run-time op and dtype to compile-time
+// ones (the scans: visit_inclusive_scan / visit_exclusive_scan).
 #pragma once
 
 #include <cstring>
@@ -57,6 +58,26 @@ R read_init(const void* init) {
   R value;
   std::memcpy(&value, init, sizeof(R));
   return value;
+}
+
+// An erased inclusive scan: check_scan, then f(op_tag, dtype_tag) for the compile-time pair.
+template <class F>
+void visit_inclusive_scan(ReduceOp op, DType dtype, F&& f) {
+  check_scan(op, dtype);
+  visit_dtype(dtype, [&](auto tag) { visit_scan_op(op, [&](auto op_tag) { f(op_tag, tag); }); });
+}
+
+// An erased exclusive scan: check_scan, a non-null init, then f(op_tag, dtype_tag, init as the
+// scan's result type).
+template <class F>
+void visit_exclusive_scan(ReduceOp op, DType dtype, const void* init, F&& f) {
+  check_scan(op, dtype);
+  if (init == nullptr) throw Error(Errc::invalid_argument, "exclusive_scan: init is null");
+  visit_dtype(dtype, [&](auto tag) {
+    visit_scan_op(op, [&](auto op_tag) {
+      f(op_tag, tag, read_init<scan_result_t<decltype(op_tag)::value, decltype(tag)>>(init));
+    });
+  });
 }
 
 }  // namespace foldkit::erased

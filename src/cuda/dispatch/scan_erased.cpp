@@ -10,34 +10,25 @@ namespace {
 // The typed call for (op, dtype), explicit workspace or (ws == nullptr) the convenient form.
 void inclusive_erased(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const Workspace* ws,
                       cudaStream_t stream) {
-  erased::check_scan(op, dtype);
-  visit_dtype(dtype, [&](auto tag) {
+  erased::visit_inclusive_scan(op, dtype, [&](auto op_tag, auto tag) {
+    constexpr ReduceOp kOp = decltype(op_tag)::value;
     using T = decltype(tag);
-    erased::visit_scan_op(op, [&](auto op_tag) {
-      constexpr ReduceOp kOp = decltype(op_tag)::value;
-      const auto* in = static_cast<const T*>(d_in);
-      auto* out = static_cast<scan_result_t<kOp, T>*>(d_out);
-      if (ws != nullptr) inclusive_scan<kOp, T>(in, n, out, *ws, stream);
-      else inclusive_scan<kOp, T>(in, n, out, stream);
-    });
+    const auto* in = static_cast<const T*>(d_in);
+    auto* out = static_cast<scan_result_t<kOp, T>*>(d_out);
+    if (ws != nullptr) inclusive_scan<kOp, T>(in, n, out, *ws, stream);
+    else inclusive_scan<kOp, T>(in, n, out, stream);
   });
 }
 
 void exclusive_erased(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
                       const Workspace* ws, cudaStream_t stream) {
-  erased::check_scan(op, dtype);
-  if (init == nullptr) throw Error(Errc::invalid_argument, "exclusive_scan: init is null");
-  visit_dtype(dtype, [&](auto tag) {
+  erased::visit_exclusive_scan(op, dtype, init, [&](auto op_tag, auto tag, auto first) {
+    constexpr ReduceOp kOp = decltype(op_tag)::value;
     using T = decltype(tag);
-    erased::visit_scan_op(op, [&](auto op_tag) {
-      constexpr ReduceOp kOp = decltype(op_tag)::value;
-      using R = scan_result_t<kOp, T>;
-      const R first = erased::read_init<R>(init);
-      const auto* in = static_cast<const T*>(d_in);
-      auto* out = static_cast<R*>(d_out);
-      if (ws != nullptr) exclusive_scan<kOp, T>(in, n, out, first, *ws, stream);
-      else exclusive_scan<kOp, T>(in, n, out, first, stream);
-    });
+    const auto* in = static_cast<const T*>(d_in);
+    auto* out = static_cast<scan_result_t<kOp, T>*>(d_out);
+    if (ws != nullptr) exclusive_scan<kOp, T>(in, n, out, first, *ws, stream);
+    else exclusive_scan<kOp, T>(in, n, out, first, stream);
   });
 }
 
