@@ -62,8 +62,7 @@ template <class A> inline constexpr int kGroupLanes = static_cast<int>(16 / size
 template <ReduceOp Op, class A> constexpr A group_identity() { return Op == ReduceOp::sum ? -A(0) : A(1); }
 template <ReduceOp Op, class A> inline A group_combine(A a, A b) { return Op == ReduceOp::sum ? a + b : a * b; }
 
-// An element in the accumulator's type, and an accumulator value as an output element.
-template <class A, class T> inline A group_in(T x) { return static_cast<A>(x); }
+// An accumulator value as an output element.
 template <class T, class A> inline T group_out(A a) {
   if constexpr (is_16bit_float_v<T>) return T(a);  // round to nearest even
   else return a;
@@ -80,7 +79,7 @@ void group_scan_scalar(const T* in, T* out, std::int64_t b, std::int64_t stride,
     const std::int64_t at = b + k * stride;
     for (std::int64_t g = 0; g < len; g += W) {
       A s[W], next[W];
-      for (int j = 0; j < W; ++j) s[j] = g + j < len ? group_in<A>(in[at + g + j]) : id;
+      for (int j = 0; j < W; ++j) s[j] = g + j < len ? static_cast<A>(in[at + g + j]) : id;
       for (int d = 1; d < W; d *= 2) {
         for (int j = 0; j < W; ++j) next[j] = group_combine<Op>(s[j], j >= d ? s[j - d] : id);
         for (int j = 0; j < W; ++j) s[j] = next[j];
@@ -143,25 +142,16 @@ template <ReduceOp Op> struct GroupVec<Op, double> {
   static V scan(V x, V id) { return f(x, up<1>(x, id)); }  // s1
 };
 
-// One group from carry (every lane equal): returns the group's outputs; `inclusive` gets the
-// inclusive ones (the carry past lane j is lane j of it).
-template <ReduceOp Op, class A, bool kInclusive>
-inline typename GroupVec<Op, A>::V group_outputs(typename GroupVec<Op, A>::V carry, typename GroupVec<Op, A>::V x,
-                                                 typename GroupVec<Op, A>::V id,
-                                                 typename GroupVec<Op, A>::V& inclusive) {
-  using G = GroupVec<Op, A>;
-  const auto s = G::scan(x, id);
-  inclusive = G::f(carry, s);
-  return kInclusive ? inclusive : G::f(carry, G::template up<1>(s, id));
-}
-
-// A whole group: its outputs, and carry moved past it.
+// One group from carry (every lane equal): returns the group's outputs and moves carry past it
+// (to the last lane of the inclusive outputs).
 template <ReduceOp Op, class A, bool kInclusive>
 inline typename GroupVec<Op, A>::V group_step(typename GroupVec<Op, A>::V& carry, typename GroupVec<Op, A>::V x,
                                               typename GroupVec<Op, A>::V id) {
-  typename GroupVec<Op, A>::V inclusive;
-  const auto result = group_outputs<Op, A, kInclusive>(carry, x, id, inclusive);
-  carry = GroupVec<Op, A>::last(inclusive);
+  using G = GroupVec<Op, A>;
+  const auto s = G::scan(x, id);
+  const auto inclusive = G::f(carry, s);
+  const auto result = kInclusive ? inclusive : G::f(carry, G::template up<1>(s, id));
+  carry = G::last(inclusive);
   return result;
 }
 
@@ -310,14 +300,15 @@ void group_scan_narrow(const T* in, T* out, std::int64_t b, std::int64_t stride,
 // K chunks side by side (their chains overlap), chunk k being [b + k * stride, + len) from
 // acc[k]; acc[k] is left as the carry out of its chunk. K > 1 only for whole chunks (len ==
 // stride). `stream` (whole chunks only): streaming stores where the output is A-aligned
-// (group_scan_streamed); else plain stores.
+// (group_scan_streamed); else plain stores, and the last len % W elements by the scalar
+// statement (the same operations).
 template <ReduceOp Op, bool kInclusive, int K, class A>
 void group_scan_wide(const A* in, A* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc, bool stream) {
   using G = GroupVec<Op, A>;
   using V = typename G::V;
   constexpr int W = kGroupLanes<A>;
   const auto address = reinterpret_cast<std::uintptr_t>(out + b);
-  if (stream && len == stride && len % W == 0 && address % sizeof(A) == 0) {
+  if (stream && len == stride && address % sizeof(A) == 0) {
     switch (address % 16 / sizeof(A)) {
       case 0: return group_scan_streamed<Op, kInclusive, K, 0>(in, out, b, stride, acc);
       case 1: return group_scan_streamed<Op, kInclusive, K, 1>(in, out, b, stride, acc);
@@ -333,35 +324,14 @@ void group_scan_wide(const A* in, A* out, std::int64_t b, std::int64_t stride, s
   V carry[K];
   for (int k = 0; k < K; ++k) carry[k] = G::splat(acc[k]);
   const std::int64_t whole = len - len % W;
-  // A line (4 groups) of every chunk per step: the K chains' groups interleaved.
-  constexpr std::int64_t kLine = 4 * W;
-  std::int64_t g = 0;
-  for (; g + kLine <= whole; g += kLine) {
-    V r[K][4];
-    for (int q = 0; q < 4; ++q)
-      for (int k = 0; k < K; ++k)
-        r[k][q] = group_step<Op, A, kInclusive>(carry[k], G::load(in + b + k * stride + g + q * W), id);
-    for (int k = 0; k < K; ++k)
-      for (int q = 0; q < 4; ++q) G::store(out + b + k * stride + g + q * W, r[k][q]);
-  }
-  for (; g < whole; g += W)
+  for (std::int64_t g = 0; g < whole; g += W)
     for (int k = 0; k < K; ++k) {
       const std::int64_t at = b + k * stride + g;
       G::store(out + at, group_step<Op, A, kInclusive>(carry[k], G::load(in + at), id));
     }
   for (int k = 0; k < K; ++k) {
     acc[k] = G::first(carry[k]);
-    if (const std::int64_t rest = len - whole; rest > 0) {  // a partial last group, padded with id
-      A lanes[W], inclusive_lanes[W];
-      G::store(lanes, id);
-      const std::int64_t at = b + k * stride + whole;
-      std::memcpy(lanes, in + at, static_cast<std::size_t>(rest) * sizeof(A));
-      V inclusive;
-      G::store(lanes, group_outputs<Op, A, kInclusive>(carry[k], G::load(lanes), id, inclusive));
-      G::store(inclusive_lanes, inclusive);
-      std::memcpy(out + at, lanes, static_cast<std::size_t>(rest) * sizeof(A));
-      acc[k] = inclusive_lanes[rest - 1];
-    }
+    if (len > whole) group_scan_scalar<Op, kInclusive, 1>(in, out, b + k * stride + whole, stride, len - whole, acc + k);
   }
 }
 
