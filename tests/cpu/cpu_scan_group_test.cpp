@@ -5,8 +5,8 @@
 // payloads aside: see same_value). The library's tests (cpu_scan_test.cpp) check the scans'
 // values; this checks that the two codes a build may use agree, so that a chunk's bits do not
 // depend on which one ran. (The 16-bit conversions the vector code uses were also checked
-// against dtype.hpp's on every float, once, by hand: 0 differences; CpuScanGroup.Narrow*
-// checks edges and a random sample of them on every run.)
+// against dtype.hpp's on every float, once, by hand: 0 differences; CpuNarrowFloat checks
+// edges and a random sample of them on every run.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -134,28 +134,14 @@ template <class T> void check_type(Rng& rng) {
   }
 }
 
-TEST(CpuScanGroup, FloatMatchesScalarStatementBitForBit) {
+template <class T> class CpuScanGroup : public ::testing::Test {};
+using GroupScanTypes = ::testing::Types<float, double, half, bfloat16>;
+TYPED_TEST_SUITE(CpuScanGroup, GroupScanTypes);
+
+TYPED_TEST(CpuScanGroup, MatchesScalarStatementBitForBit) {
   Rng rng{test_seed()};
   FOLDKIT_TRACE_SEED();
-  check_type<float>(rng);
-}
-
-TEST(CpuScanGroup, DoubleMatchesScalarStatementBitForBit) {
-  Rng rng{test_seed() + 1};
-  FOLDKIT_TRACE_SEED();
-  check_type<double>(rng);
-}
-
-TEST(CpuScanGroup, HalfMatchesScalarStatementBitForBit) {
-  Rng rng{test_seed() + 2};
-  FOLDKIT_TRACE_SEED();
-  check_type<half>(rng);
-}
-
-TEST(CpuScanGroup, BFloat16MatchesScalarStatementBitForBit) {
-  Rng rng{test_seed() + 3};
-  FOLDKIT_TRACE_SEED();
-  check_type<bfloat16>(rng);
+  check_type<TypeParam>(rng);
 }
 
 // The SSE conversions (narrow_float_sse.hpp) against dtype.hpp's: every 16-bit pattern widened;
@@ -200,16 +186,14 @@ template <class T> void check_narrow_conversions(Rng& rng) {
 #endif
 }
 
-TEST(CpuScanGroup, NarrowConversionsMatchHalf) {
-  Rng rng{test_seed() + 4};
-  FOLDKIT_TRACE_SEED();
-  check_narrow_conversions<half>(rng);
-}
+template <class T> class CpuNarrowFloat : public ::testing::Test {};
+using NarrowTypes = ::testing::Types<half, bfloat16>;
+TYPED_TEST_SUITE(CpuNarrowFloat, NarrowTypes);
 
-TEST(CpuScanGroup, NarrowConversionsMatchBFloat16) {
-  Rng rng{test_seed() + 5};
+TYPED_TEST(CpuNarrowFloat, ConversionsMatchDtypeHpp) {
+  Rng rng{test_seed()};
   FOLDKIT_TRACE_SEED();
-  check_narrow_conversions<bfloat16>(rng);
+  check_narrow_conversions<TypeParam>(rng);
 }
 
 }  // namespace
