@@ -29,9 +29,10 @@ status=0
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 gpu_test_binary() { find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -type f | head -1; }
 
-# The whole-array scan can be persistent (a block takes several tiles only past one full wave of
-# tiles, ~2.2M 4-byte elements on an H100): one memcheck pass over a few whole-array sweeps at
-# sizes up to 2^22 + 1 covers that loop and its edge tiles, above the suite-wide size cap.
+# The whole-array scans past one wave of tiles (~2.2M 4-byte elements on an H100), and past the
+# four waves from which they prefetch their input into L2 (tuning/scan_tuning.hpp: from 2^24 + 1
+# the i32 -> i64 sums and the f64 scans do): one memcheck pass over a few whole-array sweeps at
+# sizes up to 2^24 + 1, above the suite-wide size cap.
 # racecheck of the GPU suite over a gtest filter, into $OUT/<log>; sizes up to RACECHECK_MAX_N
 # (racecheck is ~30x slower per access than a plain run).
 gpu_racecheck() {  # filter log
@@ -42,7 +43,7 @@ gpu_racecheck() {  # filter log
 
 scan_memcheck_past_one_wave() {
   stamp "compute-sanitizer memcheck (whole-array scans past one wave)"
-  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-4194305} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  FOLDKIT_TEST_MAX_N=${SCAN_SANITIZE_MAX_N:-16777217} timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$(gpu_test_binary)" --gtest_filter='CudaScan.Sum_f32:CudaScan.Max_i32:CudaScan.Sum_i32:CudaScan.Prod_f16:CudaScan.Min_f64:CudaScanCustom.AffineComposition*:CudaScanCustom.BlockedAndSegmented*' \
     > "$OUT/sanitize_scan_memcheck.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize_scan_memcheck.log" | tail -3
@@ -130,6 +131,7 @@ if has sass; then
     echo "LDG: $(grep -oE 'LDG[.A-Z0-9]*|LDGSTS[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
     echo "STG: $(grep -o 'STG[.A-Z0-9]*' "$OUT/sass_scan_f32_incl_sum.txt" | sort | uniq -c | tr '\n' ' ')"
     echo "local memory: $(grep -cE 'LDL|STL' "$OUT/sass_scan_f32_incl_sum.txt") instructions"
+    echo "L2 bulk prefetch (UBLKPF): $(grep -c 'UBLKPF' "$OUT/sass_scan_f32_incl_sum.txt")"
     rm -f "$OUT/sass_scan_f32.txt"  # (the device tool returns at most 8 files: keep the CSVs)
   fi
   # Every reduction kernel's loops issue all their 16-byte loads before using any

@@ -19,11 +19,12 @@ using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit
 
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
-template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16, bool kDeferredPrefix = true>
+template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16, bool kDeferredPrefix = true,
+          int kPrefetchTiles = 0>
 void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
-  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix>;
+  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix, kPrefetchTiles>;
   fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>(fc::detail::current_device_for_checks());
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
@@ -59,6 +60,10 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
          &run_tiled<T, 256, 32, 6, 16>},
         {"tiled 288 x 32 (36 KiB), >= 6/SM, 4 windows, prefix in the element pass (the 2026-11-25..25e library kernel)",
          &run_tiled<T, 288, 32, 6, 4, false>},
+        {"288 x 32 (36 KiB), >= 6/SM, 4 windows, no L2 prefetch (the 2026-11-25f..25j library kernel)",
+         &run_tiled<T, 288, 32, 6, 4, true, 0>},
+        {"288 x 32, L2 prefetch 24 tiles (0.8 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 24>},
+        {"288 x 32, L2 prefetch 112 tiles (3.9 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 112>},
         {"user operator (float plus) through inclusive_scan_custom: 256 x 32 (32 KiB), >= 6/SM", &run_custom_plus},
     };
   }
@@ -66,6 +71,10 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
     using T = std::int32_t;
     return {
         {"tiled 256 x 8 (8 KiB in, 16 KiB out), >= 8/SM", &run_tiled<T, 256, 8, 8>},
+        {"256 x 16 (16 KiB in, 32 KiB out), >= 6/SM, no L2 prefetch (the 2026-11-25g..25j library kernel)",
+         &run_tiled<T, 256, 16, 6, 16, true, 0>},
+        {"256 x 16, L2 prefetch 64 tiles (1 MiB) ahead", &run_tiled<T, 256, 16, 6, 16, true, 64>},
+        {"256 x 16, L2 prefetch 256 tiles (4 MiB) ahead", &run_tiled<T, 256, 16, 6, 16, true, 256>},
         {"tiled 256 x 16 (16 KiB in, 32 KiB out), >= 6/SM, prefix in the element pass (the 2026-11-25e library kernel)",
          &run_tiled<T, 256, 16, 6, 16, false>},
     };

@@ -69,6 +69,23 @@ __device__ __forceinline__ void named_barrier_arrive() {
   asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kCount) : "memory");
 }
 
+// The number of SMs (%nsmid: one more than the largest SM id).
+__device__ __forceinline__ unsigned sm_count() {
+  unsigned n;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(n));
+  return n;
+}
+
+// Asks the L2 to fetch [begin, end) (bulk prefetch, sm_90): nothing waits for it and nothing
+// holds its bytes but the L2. Only the 16-byte-aligned whole chunks inside the range are
+// fetched, so no byte outside it is touched.
+__device__ __forceinline__ void prefetch_l2(const void* begin, const void* end) {
+  const auto b = (reinterpret_cast<std::uintptr_t>(begin) + 15u) & ~std::uintptr_t{15};
+  const auto e = reinterpret_cast<std::uintptr_t>(end) & ~std::uintptr_t{15};
+  if (e > b)
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(b), "r"(static_cast<unsigned>(e - b)) : "memory");
+}
+
 }  // namespace tile_io
 
 // Starts loading the tile's `valid` elements in[0 .. valid) into `tile` (kTile elements of T,

@@ -10,7 +10,10 @@
 // tile is copied into shared memory asynchronously (no registers hold loads in flight), so
 // registers no longer bound the tile. The same kernel's I/O alone (a copy through shared memory
 // in 32 KiB chunks, foldkit-copy-probe) runs at 96-98 % of memcpy; the rest is the scan's own
-// time in a block's life: its fold and output passes (~2 %) and the look-back (~2.5 %).
+// time in a block's life: its fold and output passes (~2 %) and the look-back (~2.5 %). Since
+// 2026-11-25 (eighth session) whole-array scans also prefetch their input into L2 ahead of the
+// tiles (kPrefetchTiles, below), which no longer needs shared memory to keep DRAM busy: f32
+// 2^28 93.4 -> 98.2 % of memcpy.
 #pragma once
 
 #include <cstddef>
@@ -27,13 +30,18 @@ namespace foldkit::cuda::tuning {
 // prefix in the store pass (scan_kernel.cuh), so that every warp but the look-back warp writes
 // its tile-local scan while the look-back waits. false: the element pass waits for the prefix
 // (the kernel before 2026-11-25f; kept for `foldkit-bench scan --sweep`).
-template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV, bool kDeferredPrefixV = true>
+//
+// kPrefetchTiles: a block that draws tile t asks the L2 to prefetch the input of tile
+// t + kPrefetchTiles (one bulk prefetch; see scan_prefetch_tiles below). 0: no prefetch.
+template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV, bool kDeferredPrefixV = true,
+          int kPrefetchTilesV = 0>
 struct ScanPolicy {
   static constexpr int kThreads = kThreadsV;
   static constexpr int kItems = kItemsV;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSMV;
   static constexpr int kLookbackWindows = kLookbackWindowsV;
   static constexpr bool kDeferredPrefix = kDeferredPrefixV;
+  static constexpr int kPrefetchTiles = kPrefetchTilesV;
   static constexpr int kTile = kThreads * kItems;
 };
 
@@ -69,10 +77,35 @@ constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum
   return scan_threads(element_bytes, accum_bytes, segmented) == 288 ? 4 : 16;
 }
 
+
+// L2 prefetch of the input ahead of the tiles being scanned (whole-array scans). A block holds its
+// tile's shared memory from the moment it issues the loads until its look-back returns, so the
+// bytes the SMs can have in flight were the limit (perf.md, 2026-11-25 second session). A bulk
+// prefetch into L2 holds no shared memory and no registers: the DRAM then sees more requests in
+// flight, and a block later finds its tile in L2, so it holds its shared memory for less time.
+// Measured on the H100 (perf.md, 2026-11-25 eighth session), % of memcpy at 2^28 / 2^26:
+//   f32 sum (36 KiB tiles):        none 93.7 / 91.5; 32-64 tiles ahead 98.2 / 94.8; 96: 97.2 / 94.0;
+//                                  128: 95.3 / 92.5; 160: 92.4 / 89.9; 256: 81.7; 512: 68.1
+//   i32 -> i64 sum (16 KiB in):    none 89.6 / 88.3; 64: 95.0 / 93.2; 128-192: 95.7-95.8 / 93.8-93.9;
+//                                  256: 95.0 / 93.3; 320: 93.3 / 91.6; 512: 80.9
+// Too far ahead, the prefetched lines are evicted before use and read twice. About 2 MiB of input
+// ahead sits inside both optimal ranges (f32: 56 tiles, i32 -> i64: 128).
+// Calls of fewer than kPrefetchMinWaves waves of resident tiles do not prefetch: at 2^22 the
+// prefetch cost 2-5 % (f32 and i32), and at 2^24 f32 (2.3 waves) 1.5 % while i32 (5 waves) gained 3 %.
+constexpr int kPrefetchAheadBytes = 2 << 20;
+constexpr int kPrefetchMinWaves = 4;
+constexpr int scan_prefetch_tiles(std::size_t element_bytes, int tile_elements, bool segmented) {
+  return segmented ? 0 : static_cast<int>(kPrefetchAheadBytes / (element_bytes * static_cast<std::size_t>(tile_elements)));
+}
+
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
-using ScanPolicyFor = ScanPolicy<scan_threads(kElementBytes, kAccumBytes, kSegmented), scan_items(kElementBytes, kAccumBytes),
-                                 scan_min_blocks(kElementBytes, kAccumBytes, kSegmented),
-                                 scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented)>;
+using ScanPolicyFor = ScanPolicy<
+    scan_threads(kElementBytes, kAccumBytes, kSegmented), scan_items(kElementBytes, kAccumBytes),
+    scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented),
+    true,
+    scan_prefetch_tiles(kElementBytes,
+                        scan_threads(kElementBytes, kAccumBytes, kSegmented) * scan_items(kElementBytes, kAccumBytes),
+                        kSegmented)>;
 // Scans with a user's operator (scan_custom.cuh; T in, T accumulated, T out, 4 or 8 bytes).
 // Whole-array: 256 threads, so that 6 blocks per SM leave 40 registers. A user's combine may
 // need more registers than a built-in one: at 288 threads' cap of 32, xor on uint32_t spilled
@@ -82,7 +115,8 @@ template <std::size_t kElementBytes, bool kSegmented = false>
 using CustomScanPolicyFor =
     std::conditional_t<kSegmented, ScanPolicyFor<kElementBytes, kElementBytes, true>,
                        ScanPolicy<256, scan_items(kElementBytes, kElementBytes),
-                                  scan_min_blocks(kElementBytes, kElementBytes, false), 16>>;
+                                  scan_min_blocks(kElementBytes, kElementBytes, false), 16, true,
+                                  scan_prefetch_tiles(kElementBytes, 256 * scan_items(kElementBytes, kElementBytes), false)>>;
 // The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
 // tile of this size, enough for every op's policy.
 constexpr int scan_tile_elements(std::size_t element_bytes) {
