@@ -116,11 +116,11 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
   if constexpr (Policy::kPrefetchTiles > 0) {
     // The input of the tile a block will draw kPrefetchTiles tickets later, into L2 now, in calls
-    // of at least kPrefetchMinWaves waves of resident tiles (tuning/scan_tuning.hpp). One thread
-    // asks, not thread 0, which has just drawn the ticket.
+    // of at least kPrefetchMinWaves waves of resident tiles (tuning/scan_tuning.hpp; %nsmid stands
+    // in for the SM count). One thread asks, not thread 0, which has just drawn the ticket.
     const std::int64_t ahead = base + static_cast<std::int64_t>(Policy::kPrefetchTiles) * kTile;
     if (tid == 32 && ahead < n &&
-        num_tiles >= static_cast<unsigned>(tuning::kPrefetchMinWaves * Policy::kMinBlocksPerSM) * tile_io::sm_count())
+        num_tiles >= static_cast<unsigned>(tuning::kPrefetchMinWaves * Policy::kMinBlocksPerSM) * tile_io::sm_id_count())
       tile_io::prefetch_l2(in + ahead, in + (n - ahead < kTile ? n : ahead + kTile));
   }
 

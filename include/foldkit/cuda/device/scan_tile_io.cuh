@@ -69,8 +69,9 @@ __device__ __forceinline__ void named_barrier_arrive() {
   asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kCount) : "memory");
 }
 
-// The number of SMs (%nsmid: one more than the largest SM id).
-__device__ __forceinline__ unsigned sm_count() {
+// %nsmid: one more than the largest SM id, so at least the number of SMs (ids need not be
+// contiguous). Good enough for a size heuristic.
+__device__ __forceinline__ unsigned sm_id_count() {
   unsigned n;
   asm("mov.u32 %0, %%nsmid;" : "=r"(n));
   return n;
