@@ -11,7 +11,7 @@
 // registers no longer bound the tile. The same kernel's I/O alone (a copy through shared memory
 // in 32 KiB chunks, foldkit-copy-probe) runs at 96-98 % of memcpy; the rest is the scan's own
 // time in a block's life: its fold and output passes (~2 %) and the look-back (~2.5 %). Since
-// 2026-11-25 (eighth session) whole-array scans also prefetch their input into L2 ahead of the
+// 2026-11-25 (eighth session) the scans also prefetch their input into L2 ahead of the
 // tiles (kPrefetchTiles, below), which no longer needs shared memory to keep DRAM busy: f32
 // 2^28 93.4 -> 98.2 % of memcpy.
 #pragma once
@@ -78,7 +78,8 @@ constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum
 }
 
 
-// L2 prefetch of the input ahead of the tiles being scanned (whole-array scans). A block holds its
+// L2 prefetch of the input ahead of the tiles being scanned (every scan: whole-array, blocked and
+// segmented; the segment offsets are not prefetched). A block holds its
 // tile's shared memory from the moment it issues the loads until its look-back returns, so the
 // bytes the SMs can have in flight were the limit (perf.md, 2026-11-25 second session). A bulk
 // prefetch into L2 holds no shared memory and no registers: the DRAM then sees more requests in
@@ -89,13 +90,15 @@ constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum
 //   i32 -> i64 sum (16 KiB in):    none 89.6 / 88.3; 64: 95.0 / 93.2; 128-192: 95.7-95.8 / 93.8-93.9;
 //                                  256: 95.0 / 93.3; 320: 93.3 / 91.6; 512: 80.9
 // Too far ahead, the prefetched lines are evicted before use and read twice. About 2 MiB of input
-// ahead sits inside both optimal ranges (f32: 56 tiles, i32 -> i64: 128).
+// ahead sits inside both optimal ranges (f32: 56 tiles, i32 -> i64: 128). The same rule for the
+// segmented f32 sum (2^20 segments of 0-512) took it from 89.4 to 93.8 %; the blocked i32 -> i64
+// sums of 2^30 stayed at 97.7-98.0 % (4350 -> 4358 us).
 // Calls of fewer than kPrefetchMinWaves waves of resident tiles do not prefetch: at 2^22 the
 // prefetch cost 2-5 % (f32 and i32), and at 2^24 f32 (2.3 waves) 1.5 % while i32 (5 waves) gained 3 %.
 constexpr int kPrefetchAheadBytes = 2 << 20;
 constexpr int kPrefetchMinWaves = 4;
-constexpr int scan_prefetch_tiles(std::size_t element_bytes, int tile_elements, bool segmented) {
-  return segmented ? 0 : static_cast<int>(kPrefetchAheadBytes / (element_bytes * static_cast<std::size_t>(tile_elements)));
+constexpr int scan_prefetch_tiles(std::size_t element_bytes, int tile_elements) {
+  return static_cast<int>(kPrefetchAheadBytes / (element_bytes * static_cast<std::size_t>(tile_elements)));
 }
 
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
@@ -104,8 +107,7 @@ using ScanPolicyFor = ScanPolicy<
     scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented),
     true,
     scan_prefetch_tiles(kElementBytes,
-                        scan_threads(kElementBytes, kAccumBytes, kSegmented) * scan_items(kElementBytes, kAccumBytes),
-                        kSegmented)>;
+                        scan_threads(kElementBytes, kAccumBytes, kSegmented) * scan_items(kElementBytes, kAccumBytes))>;
 // Scans with a user's operator (scan_custom.cuh; T in, T accumulated, T out, 4 or 8 bytes).
 // Whole-array: 256 threads, so that 6 blocks per SM leave 40 registers. A user's combine may
 // need more registers than a built-in one: at 288 threads' cap of 32, xor on uint32_t spilled
@@ -116,7 +118,7 @@ using CustomScanPolicyFor =
     std::conditional_t<kSegmented, ScanPolicyFor<kElementBytes, kElementBytes, true>,
                        ScanPolicy<256, scan_items(kElementBytes, kElementBytes),
                                   scan_min_blocks(kElementBytes, kElementBytes, false), 16, true,
-                                  scan_prefetch_tiles(kElementBytes, 256 * scan_items(kElementBytes, kElementBytes), false)>>;
+                                  scan_prefetch_tiles(kElementBytes, 256 * scan_items(kElementBytes, kElementBytes))>>;
 // The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
 // tile of this size, enough for every op's policy.
 constexpr int scan_tile_elements(std::size_t element_bytes) {
