@@ -64,6 +64,11 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
          &run_tiled<T, 288, 32, 6, 4, true, 0>},
         {"288 x 32, L2 prefetch 24 tiles (0.8 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 24>},
         {"288 x 32, L2 prefetch 112 tiles (3.9 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 112>},
+        // Smaller tiles with the prefetch: in steady state shared memory no longer sets the rate,
+        // and smaller tiles shorten the first wave's burst and the last wave's tail, where 2^26
+        // loses its last points (perf.md, 2026-11-25 eighth session). Not yet measured.
+        {"256 x 32 (32 KiB), >= 6/SM, L2 prefetch 64 tiles (2 MiB) ahead", &run_tiled<T, 256, 32, 6, 16, true, 64>},
+        {"256 x 16 (16 KiB), >= 8/SM, L2 prefetch 128 tiles (2 MiB) ahead", &run_tiled<T, 256, 16, 8, 16, true, 128>},
         {"user operator (float plus) through inclusive_scan_custom: 256 x 32 (32 KiB), >= 6/SM", &run_custom_plus},
     };
   }
@@ -75,6 +80,8 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
          &run_tiled<T, 256, 16, 6, 16, true, 0>},
         {"256 x 16, L2 prefetch 64 tiles (1 MiB) ahead", &run_tiled<T, 256, 16, 6, 16, true, 64>},
         {"256 x 16, L2 prefetch 256 tiles (4 MiB) ahead", &run_tiled<T, 256, 16, 6, 16, true, 256>},
+        {"256 x 8 (8 KiB in, 16 KiB out), >= 8/SM, L2 prefetch 256 tiles (2 MiB) ahead (not yet measured)",
+         &run_tiled<T, 256, 8, 8, 16, true, 256>},
         {"tiled 256 x 16 (16 KiB in, 32 KiB out), >= 6/SM, prefix in the element pass (the 2026-11-25e library kernel)",
          &run_tiled<T, 256, 16, 6, 16, false>},
     };
