@@ -79,12 +79,17 @@ __device__ __forceinline__ unsigned sm_id_count() {
 
 // Asks the L2 to fetch [begin, end) (bulk prefetch, sm_90): nothing waits for it and nothing
 // holds its bytes but the L2. Only the 16-byte-aligned whole chunks inside the range are
-// fetched, so no byte outside it is touched.
+// fetched, so no byte outside it is touched. Built for an older GPU, it does nothing (a hint).
 __device__ __forceinline__ void prefetch_l2(const void* begin, const void* end) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const auto b = (reinterpret_cast<std::uintptr_t>(begin) + 15u) & ~std::uintptr_t{15};
   const auto e = reinterpret_cast<std::uintptr_t>(end) & ~std::uintptr_t{15};
   if (e > b)
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(b), "r"(static_cast<unsigned>(e - b)) : "memory");
+#else
+  (void)begin;
+  (void)end;
+#endif
 }
 
 }  // namespace tile_io
