@@ -265,11 +265,11 @@ void group_scan_streamed(const A* in, A* out, std::int64_t b, std::int64_t strid
 // Half and bfloat16 (narrow_float_sse.hpp): 16-byte vectors of 8 elements, each two groups of 4
 // floats, converted on the way in and out. Streamed only where the output is 16-byte aligned;
 // the last len % 8 elements by the scalar statement (the same operations).
-template <ReduceOp Op, bool kInclusive, int K, class T>
+// N: the conversions (NarrowFloat<T>, or HalfF16C for half where the CPU has F16C).
+template <ReduceOp Op, bool kInclusive, int K, class T, class N = NarrowFloat<T>>
 void group_scan_narrow(const T* in, T* out, std::int64_t b, std::int64_t stride, std::int64_t len, float* acc,
                        bool stream) {
   using G = GroupVec<Op, float>;
-  using N = NarrowFloat<T>;
   constexpr std::int64_t E = 8;  // elements per vector
   const __m128 id = G::splat(group_identity<Op, float>());
   __m128 carry[K];
@@ -339,6 +339,9 @@ template <ReduceOp Op, bool kInclusive, int K, class T, class A>
 void group_scan(const T* in, T* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc, bool stream) {
   if constexpr (is_16bit_float_v<T>) {
 #if defined(__SSE4_1__)
+    if constexpr (std::is_same_v<T, half>) {
+      if (cpu_has_f16c()) return group_scan_narrow<Op, kInclusive, K, T, HalfF16C>(in, out, b, stride, len, acc, stream);
+    }
     group_scan_narrow<Op, kInclusive, K>(in, out, b, stride, len, acc, stream);
 #else
     group_scan_scalar<Op, kInclusive, K>(in, out, b, stride, len, acc);

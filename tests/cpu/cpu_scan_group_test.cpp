@@ -6,7 +6,8 @@
 // values; this checks that the two codes a build may use agree, so that a chunk's bits do not
 // depend on which one ran. (The 16-bit conversions the vector code uses were also checked
 // against dtype.hpp's on every float, once, by hand: 0 differences; CpuNarrowFloat checks
-// edges and a random sample of them on every run.)
+// edges and a random sample of them on every run, for the SSE4.1 code and, where the CPU has
+// it, the F16C code the half scans take there.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/narrow_float_sse.hpp"
@@ -64,7 +66,19 @@ template <ReduceOp Op, class T> std::vector<T> group_data(std::size_t count, boo
   return v;
 }
 
-template <ReduceOp Op, bool kInclusive, int K, class T>
+// group_scan as the library runs it; kSseHalf: half through the SSE4.1 conversions even where
+// the CPU has F16C (group_scan takes HalfF16C there), so that both codes are checked.
+template <ReduceOp Op, bool kInclusive, int K, bool kSseHalf, class T, class A>
+void run_group_scan(const T* in, T* out, std::int64_t stride, std::int64_t len, A* acc, bool stream) {
+#if defined(__SSE4_1__)
+  if constexpr (kSseHalf && std::is_same_v<T, half>)
+    return cpu::detail::group_scan_narrow<Op, kInclusive, K, T, cpu::detail::NarrowFloat<half>>(in, out, 0, stride, len, acc,
+                                                                                                  stream);
+#endif
+  group_scan<Op, kInclusive, K>(in, out, 0, stride, len, acc, stream);
+}
+
+template <ReduceOp Op, bool kInclusive, int K, class T, bool kSseHalf = false>
 void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool specials, Rng& rng) {
   SCOPED_TRACE(std::string(op_name(Op)) + (kInclusive ? " inclusive" : " exclusive") + " K=" + std::to_string(K) +
                " len=" + std::to_string(len) + " out offset " + std::to_string(out_offset) +
@@ -83,7 +97,7 @@ void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool sp
   A start[K], acc_want[K], acc_got[K];
   for (int k = 0; k < K; ++k) start[k] = acc_want[k] = acc_got[k] = static_cast<A>(to_ld(group_data<Op, T>(1, false, rng)[0]));
   group_scan_scalar<Op, kInclusive, K>(in.data(), want.data() + out_offset, 0, stride, len, acc_want);
-  group_scan<Op, kInclusive, K>(arena.data(), arena.data() + span + out_offset, 0, stride, len, acc_got, stream);
+  run_group_scan<Op, kInclusive, K, kSseHalf>(arena.data(), arena.data() + span + out_offset, stride, len, acc_got, stream);
   if (stream) cpu::detail::streaming_store_fence();
   const AlignedVector<T> got(arena.begin() + static_cast<std::ptrdiff_t>(span),
                              arena.begin() + static_cast<std::ptrdiff_t>(span + want.size()));
@@ -98,7 +112,7 @@ void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool sp
   // In place: the bits of the out-of-place scalar statement.
   std::vector<T> buffer = in;
   for (int k = 0; k < K; ++k) acc_got[k] = start[k];
-  group_scan<Op, kInclusive, K>(buffer.data(), buffer.data(), 0, stride, len, acc_got, false);
+  run_group_scan<Op, kInclusive, K, kSseHalf>(buffer.data(), buffer.data(), stride, len, acc_got, false);
   for (int k = 0; k < K; ++k)
     for (std::int64_t i = 0; i < len; ++i) {
       const auto at = static_cast<std::size_t>(k * stride + i);
@@ -106,7 +120,7 @@ void check_group(std::int64_t len, std::int64_t out_offset, bool stream, bool sp
     }
 }
 
-template <class T> void check_type(Rng& rng) {
+template <class T, bool kSseHalf = false> void check_type(Rng& rng) {
 #if !defined(__SSSE3__) || !defined(__SSE4_1__)
   GTEST_SKIP() << "built without SSSE3 / SSE4.1: group_scan is the scalar code itself";
 #endif
@@ -114,10 +128,10 @@ template <class T> void check_type(Rng& rng) {
     for (std::int64_t len : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{17},
                              std::int64_t{64}, std::int64_t{1001}, kScanChunk - 1, kScanChunk}) {
       const std::int64_t off = rng.uniform(0, 3);
-      check_group<ReduceOp::sum, true, 1, T>(len, off, false, specials, rng);
-      check_group<ReduceOp::sum, false, 1, T>(len, off, false, specials, rng);
-      check_group<ReduceOp::prod, true, 1, T>(len, off, false, specials, rng);
-      check_group<ReduceOp::prod, false, 1, T>(len, off, false, specials, rng);
+      check_group<ReduceOp::sum, true, 1, T, kSseHalf>(len, off, false, specials, rng);
+      check_group<ReduceOp::sum, false, 1, T, kSseHalf>(len, off, false, specials, rng);
+      check_group<ReduceOp::prod, true, 1, T, kSseHalf>(len, off, false, specials, rng);
+      check_group<ReduceOp::prod, false, 1, T, kSseHalf>(len, off, false, specials, rng);
     }
     // Whole chunks side by side: plain stores; and streamed at every element offset from a line
     // boundary (aligned vectors join groups unless the offset is a multiple of the group; 16-bit
@@ -125,10 +139,10 @@ template <class T> void check_type(Rng& rng) {
     for (int variant = -1; variant < 64 / static_cast<int>(sizeof(T)); ++variant) {
       const bool stream = variant >= 0;
       const std::int64_t off = stream ? variant : rng.uniform(0, 3);
-      check_group<ReduceOp::sum, true, 4, T>(kScanChunk, off, stream, specials, rng);
-      check_group<ReduceOp::sum, false, 4, T>(kScanChunk, off, stream, specials, rng);
-      check_group<ReduceOp::prod, true, 4, T>(kScanChunk, off, stream, specials, rng);
-      check_group<ReduceOp::prod, false, 4, T>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::sum, true, 4, T, kSseHalf>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::sum, false, 4, T, kSseHalf>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::prod, true, 4, T, kSseHalf>(kScanChunk, off, stream, specials, rng);
+      check_group<ReduceOp::prod, false, 4, T, kSseHalf>(kScanChunk, off, stream, specials, rng);
     }
     if (::testing::Test::HasFailure()) return;
   }
@@ -144,14 +158,20 @@ TYPED_TEST(CpuScanGroup, MatchesScalarStatementBitForBit) {
   check_type<TypeParam>(rng);
 }
 
+// half through the SSE4.1 conversions where group_scan would take F16C's.
+TEST(CpuScanGroupHalfSse, MatchesScalarStatementBitForBit) {
+  Rng rng{test_seed()};
+  FOLDKIT_TRACE_SEED();
+  check_type<half, true>(rng);
+}
+
 // The SSE conversions (narrow_float_sse.hpp) against dtype.hpp's: every 16-bit pattern widened;
 // floats narrowed at the edges (NaNs with every payload shape, infinities, the overflow and
 // subnormal thresholds and their neighbours, ties) and at 2^20 random bit patterns.
-template <class T> void check_narrow_conversions(Rng& rng) {
+template <class T, class N, bool kQuietsSignalingNaN = false> void check_narrow_conversions(Rng& rng) {
 #if !defined(__SSE4_1__)
   GTEST_SKIP() << "built without SSE4.1";
 #else
-  using N = cpu::detail::NarrowFloat<T>;
   for (std::uint32_t h = 0; h < 65536; h += 8) {
     alignas(16) std::uint16_t bits[8];
     for (int j = 0; j < 8; ++j) bits[j] = static_cast<std::uint16_t>(h + j);
@@ -160,7 +180,11 @@ template <class T> void check_narrow_conversions(Rng& rng) {
     _mm_store_ps(got, N::low(v));
     _mm_store_ps(got + 4, N::high(v));
     for (int j = 0; j < 8; ++j) {
-      const float want = T::to_float(bits[j]);
+      // F16C quiets a signaling NaN as it widens it (sets the quiet bit; the payload stays).
+      // Every scan then combines it in float arithmetic, which quiets it on any path, so the
+      // outputs agree (CpuScanGroup checks them).
+      const bool quiets = kQuietsSignalingNaN && (bits[j] & 0x7e00) == 0x7c00 && (bits[j] & 0x1ff) != 0;
+      const float want = T::to_float(static_cast<std::uint16_t>(quiets ? bits[j] | 0x200 : bits[j]));
       ASSERT_EQ(std::memcmp(&got[j], &want, 4), 0) << "widening 0x" << std::hex << bits[j];
     }
   }
@@ -193,8 +217,21 @@ TYPED_TEST_SUITE(CpuNarrowFloat, NarrowTypes);
 TYPED_TEST(CpuNarrowFloat, ConversionsMatchDtypeHpp) {
   Rng rng{test_seed()};
   FOLDKIT_TRACE_SEED();
-  check_narrow_conversions<TypeParam>(rng);
+#if defined(__SSE4_1__)
+  check_narrow_conversions<TypeParam, cpu::detail::NarrowFloat<TypeParam>>(rng);
+#endif
 }
+
+#if defined(__SSE4_1__)
+// The F16C conversions (HalfF16C), which the half scans take where the CPU has F16C, against
+// dtype.hpp's too; and the half group scan through each of the two, against the scalar statement.
+TEST(CpuNarrowFloatF16C, ConversionsMatchDtypeHpp) {
+  if (!cpu::detail::cpu_has_f16c()) GTEST_SKIP() << "this CPU has no F16C";
+  Rng rng{test_seed()};
+  FOLDKIT_TRACE_SEED();
+  check_narrow_conversions<half, cpu::detail::HalfF16C, true>(rng);
+}
+#endif
 
 }  // namespace
 }  // namespace foldkit::test
