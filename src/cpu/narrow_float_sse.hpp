@@ -10,6 +10,8 @@
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 
+#include <type_traits>
+
 #include "foldkit/dtype.hpp"
 
 namespace foldkit::cpu::detail {
@@ -100,6 +102,20 @@ struct HalfF16C {
 inline bool cpu_has_f16c() {
   static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
   return has;
+}
+
+// A converter type as a value, for the generic lambdas with_narrow_converter calls.
+template <class N> struct ConverterTag {
+  using type = N;
+};
+
+// Calls f(ConverterTag<N>{}) with the conversions for T this CPU runs best: HalfF16C for half
+// where the CPU has F16C, else NarrowFloat<T>.
+template <class T, class F> decltype(auto) with_narrow_converter(F&& f) {
+  if constexpr (std::is_same_v<T, half>) {
+    if (cpu_has_f16c()) return f(ConverterTag<HalfF16C>{});
+  }
+  return f(ConverterTag<NarrowFloat<T>>{});
 }
 
 }  // namespace foldkit::cpu::detail

@@ -339,10 +339,9 @@ template <ReduceOp Op, bool kInclusive, int K, class T, class A>
 void group_scan(const T* in, T* out, std::int64_t b, std::int64_t stride, std::int64_t len, A* acc, bool stream) {
   if constexpr (is_16bit_float_v<T>) {
 #if defined(__SSE4_1__)
-    if constexpr (std::is_same_v<T, half>) {
-      if (cpu_has_f16c()) return group_scan_narrow<Op, kInclusive, K, T, HalfF16C>(in, out, b, stride, len, acc, stream);
-    }
-    group_scan_narrow<Op, kInclusive, K>(in, out, b, stride, len, acc, stream);
+    with_narrow_converter<T>([&](auto converter) {
+      group_scan_narrow<Op, kInclusive, K, T, typename decltype(converter)::type>(in, out, b, stride, len, acc, stream);
+    });
 #else
     group_scan_scalar<Op, kInclusive, K>(in, out, b, stride, len, acc);
 #endif
