@@ -54,8 +54,9 @@ template <class T> inline auto widen(T v) {
   else return v;
 }
 
-// sum / prod / mean: lanes of the combine functor itself.
-template <ReduceOp Op, class T>
+// sum / prod / mean: lanes of the combine functor itself. Converter: the 16-bit conversions
+// (narrow_float_sse.hpp); void, the ones this CPU runs best (tests name each).
+template <ReduceOp Op, class T, class Converter = void>
 reduce_accum_t<Op, T> reduce_chunk_fold(const T* in, std::int64_t len) {
   using Tr = reduce_traits<Op, T>;
   using A = typename Tr::accum_type;
@@ -95,7 +96,8 @@ reduce_accum_t<Op, T> reduce_chunk_fold(const T* in, std::int64_t len) {
       }
       for (int q = 0; q < 4; ++q) _mm_storeu_ps(lane + 4 * q, v[q]);
     };
-    with_narrow_converter<T>(fold_lanes);
+    if constexpr (std::is_void_v<Converter>) with_narrow_converter<T>(fold_lanes);
+    else fold_lanes(ConverterTag<Converter>{});
   }
 #endif
   for (; i + L <= len; i += L)

@@ -223,6 +223,28 @@ TYPED_TEST(CpuNarrowFloat, ConversionsMatchDtypeHpp) {
 }
 
 #if defined(__SSE4_1__)
+// The half sums and products (and the scans' chunk summaries, reduce_chunk.hpp) through each
+// converter: the same bits, NaN payloads aside.
+TEST(CpuNarrowFloatF16C, HalfFoldsAgreeAcrossConverters) {
+  if (!cpu::detail::cpu_has_f16c()) GTEST_SKIP() << "this CPU has no F16C";
+  Rng rng{test_seed()};
+  FOLDKIT_TRACE_SEED();
+  for (bool specials : {false, true})
+    for (std::int64_t len : {std::int64_t{1}, std::int64_t{15}, std::int64_t{16}, std::int64_t{17}, std::int64_t{1000},
+                             std::int64_t{4099}}) {
+      SCOPED_TRACE("len " + std::to_string(len) + (specials ? " with specials" : ""));
+      const auto sums = group_data<ReduceOp::sum, half>(static_cast<std::size_t>(len), specials, rng);
+      const auto prods = group_data<ReduceOp::prod, half>(static_cast<std::size_t>(len), specials, rng);
+      using cpu::detail::HalfF16C;
+      using Sse = cpu::detail::NarrowFloat<half>;
+      using cpu::detail::reduce_chunk_fold;
+      EXPECT_TRUE(same_value(reduce_chunk_fold<ReduceOp::sum, half, Sse>(sums.data(), len),
+                             reduce_chunk_fold<ReduceOp::sum, half, HalfF16C>(sums.data(), len)));
+      EXPECT_TRUE(same_value(reduce_chunk_fold<ReduceOp::prod, half, Sse>(prods.data(), len),
+                             reduce_chunk_fold<ReduceOp::prod, half, HalfF16C>(prods.data(), len)));
+    }
+}
+
 // The F16C conversions (HalfF16C), which the half scans take where the CPU has F16C, against
 // dtype.hpp's too; and the half group scan through each of the two, against the scalar statement.
 TEST(CpuNarrowFloatF16C, ConversionsMatchDtypeHpp) {
