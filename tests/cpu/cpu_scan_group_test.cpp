@@ -245,8 +245,8 @@ TEST(CpuNarrowFloatF16C, HalfFoldsAgreeAcrossConverters) {
     }
 }
 
-// The F16C conversions (HalfF16C), which the half scans take where the CPU has F16C, against
-// dtype.hpp's too; and the half group scan through each of the two, against the scalar statement.
+// The F16C conversions (HalfF16C), which the half scans and reductions take where the CPU has
+// F16C, against dtype.hpp's too (the group scan through each: CpuScanGroup, CpuScanGroupHalfSse).
 TEST(CpuNarrowFloatF16C, ConversionsMatchDtypeHpp) {
   if (!cpu::detail::cpu_has_f16c()) GTEST_SKIP() << "this CPU has no F16C";
   Rng rng{test_seed()};

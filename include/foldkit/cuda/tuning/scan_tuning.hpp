@@ -77,7 +77,6 @@ constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum
   return scan_threads(element_bytes, accum_bytes, segmented) == 288 ? 4 : 16;
 }
 
-
 // L2 prefetch of the input ahead of the tiles being scanned (every scan: whole-array, blocked and
 // segmented; the segment offsets are not prefetched). A block holds its
 // tile's shared memory from the moment it issues the loads until its look-back returns, so the
@@ -97,17 +96,20 @@ constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum
 // prefetch cost 2-5 % (f32 and i32), and at 2^24 f32 (2.3 waves) 1.5 % while i32 (5 waves) gained 3 %.
 constexpr int kPrefetchAheadBytes = 2 << 20;
 constexpr int kPrefetchMinWaves = 4;
-constexpr int scan_prefetch_tiles(std::size_t element_bytes, int tile_elements) {
-  return static_cast<int>(kPrefetchAheadBytes / (element_bytes * static_cast<std::size_t>(tile_elements)));
+constexpr int scan_prefetch_tiles(std::size_t element_bytes, int threads, int items) {
+  return static_cast<int>(kPrefetchAheadBytes / (element_bytes * static_cast<std::size_t>(threads * items)));
 }
 
+// One policy's constants, named once so that the prefetch distance follows its tile.
+template <std::size_t kElementBytes, int kThreads, int kItems, int kMinBlocks, int kWindows>
+using PrefetchingScanPolicy =
+    ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, true, scan_prefetch_tiles(kElementBytes, kThreads, kItems)>;
+
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
-using ScanPolicyFor = ScanPolicy<
-    scan_threads(kElementBytes, kAccumBytes, kSegmented), scan_items(kElementBytes, kAccumBytes),
-    scan_min_blocks(kElementBytes, kAccumBytes, kSegmented), scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented),
-    true,
-    scan_prefetch_tiles(kElementBytes,
-                        scan_threads(kElementBytes, kAccumBytes, kSegmented) * scan_items(kElementBytes, kAccumBytes))>;
+using ScanPolicyFor =
+    PrefetchingScanPolicy<kElementBytes, scan_threads(kElementBytes, kAccumBytes, kSegmented), scan_items(kElementBytes, kAccumBytes),
+                          scan_min_blocks(kElementBytes, kAccumBytes, kSegmented),
+                          scan_lookback_windows(kElementBytes, kAccumBytes, kSegmented)>;
 // Scans with a user's operator (scan_custom.cuh; T in, T accumulated, T out, 4 or 8 bytes).
 // Whole-array: 256 threads, so that 6 blocks per SM leave 40 registers. A user's combine may
 // need more registers than a built-in one: at 288 threads' cap of 32, xor on uint32_t spilled
@@ -116,9 +118,8 @@ using ScanPolicyFor = ScanPolicy<
 template <std::size_t kElementBytes, bool kSegmented = false>
 using CustomScanPolicyFor =
     std::conditional_t<kSegmented, ScanPolicyFor<kElementBytes, kElementBytes, true>,
-                       ScanPolicy<256, scan_items(kElementBytes, kElementBytes),
-                                  scan_min_blocks(kElementBytes, kElementBytes, false), 16, true,
-                                  scan_prefetch_tiles(kElementBytes, 256 * scan_items(kElementBytes, kElementBytes))>>;
+                       PrefetchingScanPolicy<kElementBytes, 256, scan_items(kElementBytes, kElementBytes),
+                                             scan_min_blocks(kElementBytes, kElementBytes, false), 16>>;
 // The smallest tile of any scan of element_bytes-byte elements: the workspace holds a slot per
 // tile of this size, enough for every op's policy.
 constexpr int scan_tile_elements(std::size_t element_bytes) {
