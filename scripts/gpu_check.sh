@@ -2,14 +2,15 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|copyprobe]...
-# (all = build test sanitize bench scan cpu sass ladder; the sweeps, trace and copyprobe only when named)
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|copyprobe]...
+# (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces and copyprobe only when named)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" too.)
+# (scan-trace: foldkit-scan-trace, the scan kernel's timeline, for each of SCAN_TRACE_CASES "f32|i32 N".)
 # (sanitize-scan: only the whole-array scans' memcheck past one wave (user operators too) and a scan racecheck.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
-#      TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
-#      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES.
+#      SCAN_REPEAT (runs of the scan step), TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
+#      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES, SCAN_TRACE_CASES, SCAN_TRACE_CALLS, SCAN_TRACE_BINS.
 # Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
 OUT=${OUT:-/tmp/foldkit-out}
@@ -21,7 +22,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|copyprobe) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|copyprobe) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -52,7 +53,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has copyprobe; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has copyprobe; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
@@ -111,6 +112,12 @@ if has scan; then
   stamp "scan (foldkit vs cub::DeviceScan vs copy)"
   timeout 420 "$BUILD/tools/bench/foldkit-bench" scan ${SCAN_ARGS:-} --csv "$OUT/scan.csv" > "$OUT/scan.txt" 2>&1 || status=1
   tail -12 "$OUT/scan.txt"
+  # SCAN_REPEAT=k: k - 1 more runs (scan-2.csv ...), to see the run-to-run spread on one machine.
+  for r in $(seq 2 "${SCAN_REPEAT:-1}"); do
+    stamp "scan, run $r"
+    timeout 420 "$BUILD/tools/bench/foldkit-bench" scan ${SCAN_ARGS:-} --csv "$OUT/scan-$r.csv" > "$OUT/scan-$r.txt" 2>&1 || status=1
+    tail -3 "$OUT/scan-$r.txt"
+  done
 fi
 
 if has cpu; then
@@ -182,6 +189,16 @@ if has trace; then
     esac
   done
   cat "$OUT/trace.txt"
+fi
+if has scan-trace; then
+  stamp "scan-trace (foldkit-scan-trace: the whole-array scan kernel's timeline)"
+  cases=${SCAN_TRACE_CASES:-"f32 67108864;i32 67108864;f32 4194304;f32 268435456"}
+  IFS=';' read -ra list <<< "$cases"
+  for c in "${list[@]}"; do
+    timeout 120 "$BUILD/tools/bench/foldkit-scan-trace" $c ${SCAN_TRACE_CALLS:-9} ${SCAN_TRACE_BINS:-40} >> "$OUT/scan_trace.txt" 2>&1 || status=1
+    echo >> "$OUT/scan_trace.txt"
+  done
+  cat "$OUT/scan_trace.txt"
 fi
 if has copyprobe; then
   stamp "copyprobe (foldkit-copy-probe: copy kernels against cudaMemcpyAsync)"

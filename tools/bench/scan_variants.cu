@@ -20,11 +20,12 @@ using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
 template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16, bool kDeferredPrefix = true,
-          int kPrefetchTiles = 0>
+          int kPrefetchTiles = 0, int kFirstWaveLag = 0>
 void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
-  using Policy = fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix, kPrefetchTiles>;
+  using Policy =
+      fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix, kPrefetchTiles, kFirstWaveLag>;
   fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>(fc::detail::current_device_for_checks());
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
@@ -64,11 +65,14 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
          &run_tiled<T, 288, 32, 6, 4, true, 0>},
         {"288 x 32, L2 prefetch 24 tiles (0.8 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 24>},
         {"288 x 32, L2 prefetch 112 tiles (3.9 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 112>},
-        // Smaller tiles with the prefetch: in steady state shared memory no longer sets the rate,
-        // and smaller tiles shorten the first wave's burst and the last wave's tail, where 2^26
-        // loses its last points (perf.md, 2026-11-25 eighth session). Not yet measured.
         {"256 x 32 (32 KiB), >= 6/SM, L2 prefetch 64 tiles (2 MiB) ahead", &run_tiled<T, 256, 32, 6, 16, true, 64>},
-        {"256 x 16 (16 KiB), >= 8/SM, L2 prefetch 128 tiles (2 MiB) ahead", &run_tiled<T, 256, 16, 8, 16, true, 128>},
+        // The first wave's later tiles load only once tile t - lag has landed
+        // (tuning/scan_tuning.hpp, kFirstWaveLag; perf.md 2026-11-26).
+        {"288 x 32, prefetch 56 ahead, every first-wave tile loads at once (the 2026-11-25k..26 library kernel)",
+         &run_tiled<T, 288, 32, 6, 4, true, 56, 0>},
+        {"288 x 32, prefetch 56 ahead; first-wave tile t loads once t - 2/8 wave landed",
+         &run_tiled<T, 288, 32, 6, 4, true, 56, 2>},
+        {"288 x 32, prefetch 40 ahead; first-wave lag 3/8 wave", &run_tiled<T, 288, 32, 6, 4, true, 40, 3>},
         {"user operator (float plus) through inclusive_scan_custom: 256 x 32 (32 KiB), >= 6/SM", &run_custom_plus},
     };
   }
@@ -80,8 +84,19 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
          &run_tiled<T, 256, 16, 6, 16, true, 0>},
         {"256 x 16, L2 prefetch 64 tiles (1 MiB) ahead", &run_tiled<T, 256, 16, 6, 16, true, 64>},
         {"256 x 16, L2 prefetch 256 tiles (4 MiB) ahead", &run_tiled<T, 256, 16, 6, 16, true, 256>},
-        {"256 x 8 (8 KiB in, 16 KiB out), >= 8/SM, L2 prefetch 256 tiles (2 MiB) ahead (not yet measured)",
-         &run_tiled<T, 256, 8, 8, 16, true, 256>},
+        {"256 x 16, prefetch 128 ahead, every first-wave tile loads at once (the 2026-11-25k..26 library kernel)",
+         &run_tiled<T, 256, 16, 6, 16, true, 128, 0>},
+        {"256 x 16, prefetch 128 ahead; first-wave tile t loads once t - 2/8 wave landed",
+         &run_tiled<T, 256, 16, 6, 16, true, 128, 2>},
+        // Larger tiles, in the shared memory the look-back windows held (16 windows of 8-byte
+        // aggregates are 4 KiB a block): 210 KiB of tiles per SM instead of 192. (192 x 24 at
+        // 6/SM, 2 windows, measured 94.0 / 95.6 % at 2^26 / 2^28 on 2026-11-26: worse.)
+        {"224 x 24 (21 KiB in, 42 KiB out), >= 5/SM, 8 windows, prefetch 97 ahead, lag 3/8",
+         &run_tiled<T, 224, 24, 5, 8, true, 97, 3>},
+        {"224 x 24, 5/SM, 8 windows, prefetch 97 ahead, lag 2/8", &run_tiled<T, 224, 24, 5, 8, true, 97, 2>},
+        {"224 x 24, 5/SM, 8 windows, prefetch 128 ahead, lag 2/8", &run_tiled<T, 224, 24, 5, 8, true, 128, 2>},
+        {"224 x 24, 5/SM, 4 windows, prefetch 97 ahead, lag 2/8", &run_tiled<T, 224, 24, 5, 4, true, 97, 2>},
+        {"256 x 16, 6/SM, prefetch 160 ahead, lag 2/8", &run_tiled<T, 256, 16, 6, 16, true, 160, 2>},
         {"tiled 256 x 16 (16 KiB in, 32 KiB out), >= 6/SM, prefix in the element pass (the 2026-11-25e library kernel)",
          &run_tiled<T, 256, 16, 6, 16, false>},
     };

@@ -10,6 +10,9 @@
 //  3. publishes the aggregate, and (warp 0) looks back over the predecessors' states for the
 //     tile's exclusive prefix, then publishes its inclusive prefix;
 //  4. writes prefix-op-(its elements) through shared memory with coalesced stores.
+// In the first wave of a call of several waves, a block waits before step 1 until an earlier
+// tile has landed (tuning/scan_tuning.hpp, kFirstWaveLag), and a block of a long call asks the L2
+// to prefetch a later tile's input (kPrefetchTiles).
 // Every combine puts the earlier elements on the left, in a fixed order, so results are
 // deterministic and the leftmost NaN wins for min/max as in the core's combine rules.
 //
@@ -26,6 +29,7 @@
 
 #include "foldkit/cuda/device/scan_tile_io.cuh"
 #include "foldkit/cuda/device/scan_tile_state.cuh"
+#include "foldkit/cuda/device/scan_trace.cuh"
 #include "foldkit/cuda/device/segment_heads.cuh"
 #include "foldkit/cuda/tuning/scan_tuning.hpp"
 #include "foldkit/cuda/warp/warp_scan.cuh"
@@ -101,6 +105,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const unsigned lane = tid & 31u, warp = tid >> 5;
 
   if (tid == 0) {
+    scan_trace_point(spec, kScanTraceStart);
     const unsigned long long drawn = atomicAdd(&header->ticket_and_epoch, 1ull);
     const auto index = static_cast<unsigned>(drawn);
     const unsigned flag_now = static_cast<unsigned>(drawn >> 32) + 1u;
@@ -114,14 +119,27 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const unsigned flag = smem.flag;
   const std::int64_t base = static_cast<std::int64_t>(tile) * kTile;
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
+  // The input of a later tile into L2 (one bulk prefetch; tuning/scan_tuning.hpp says which).
+  auto prefetch_tile = [&](std::int64_t t) {
+    const std::int64_t b = t * kTile;
+    if (b < n) tile_io::prefetch_l2(in + b, in + (n - b < kTile ? n : b + kTile));
+  };
+  // One wave of resident tiles (%nsmid stands in for the SM count).
+  auto wave_tiles = [] { return static_cast<unsigned>(Policy::kMinBlocksPerSM) * tile_io::sm_id_count(); };
+  if constexpr (Policy::kFirstWaveLag > 0) {
+    // The first wave's later tiles wait for earlier ones to land (tuning/scan_tuning.hpp).
+    const unsigned wave = wave_tiles();
+    const unsigned lag = wave * Policy::kFirstWaveLag / 8;
+    if (tile >= lag && tile < wave && num_tiles > wave) {
+      if (tid == 0) wait_for_publication(slots, tile - lag, flag);
+      __syncthreads();
+    }
+  }
   if constexpr (Policy::kPrefetchTiles > 0) {
-    // The input of the tile a block will draw kPrefetchTiles tickets later, into L2 now, in calls
-    // of at least kPrefetchMinWaves waves of resident tiles (tuning/scan_tuning.hpp; %nsmid stands
-    // in for the SM count). One thread asks, not thread 0, which has just drawn the ticket.
-    const std::int64_t ahead = base + static_cast<std::int64_t>(Policy::kPrefetchTiles) * kTile;
-    if (tid == 32 && ahead < n &&
-        num_tiles >= static_cast<unsigned>(tuning::kPrefetchMinWaves * Policy::kMinBlocksPerSM) * tile_io::sm_id_count())
-      tile_io::prefetch_l2(in + ahead, in + (n - ahead < kTile ? n : ahead + kTile));
+    // The tile a block will draw kPrefetchTiles tickets later, in calls of at least
+    // kPrefetchMinWaves waves. One thread asks, not thread 0, which has just drawn the ticket.
+    if (tid == 32 && num_tiles >= tuning::kPrefetchMinWaves * wave_tiles())
+      prefetch_tile(static_cast<std::int64_t>(tile) + Policy::kPrefetchTiles);
   }
 
   // The items are read from the tile twice, 16 bytes at a time (for the fold, and after the
@@ -152,6 +170,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   }
   tile_io::wait_all_copies();
   __syncthreads();
+  if (tid == 0) scan_trace_point(spec, kScanTraceLoaded);
   unsigned head_mask = 0;  // bit k: item k starts a block or segment
   if constexpr (kSegmented) {
     head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
@@ -222,6 +241,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     } else if (tid == 0) {
       publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
     }
+    if (tid == 0) scan_trace_point(spec, kScanTracePublished);
     A running = thread_prefix;
     bool has_running = has_thread_prefix;
     if (warp == 0) {
@@ -230,7 +250,10 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
         prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0 && tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
       }
-      if (tid == 0) smem.prefix = prefix;
+      if (tid == 0) {
+        smem.prefix = prefix;
+        scan_trace_point(spec, kScanTracePrefix);
+      }
       if (has_tile_prefix) {
         running = has_thread_prefix ? spec.op(prefix, thread_prefix) : prefix;
         has_running = true;
@@ -293,6 +316,10 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     store_tile<kThreads, kTile, kDeferredStoreUnroll>(smem.out_tile(), valid, out + base, [&](int chunk, O v) {
       return (chunk < kFinalChunks || !has_tile_prefix) ? v : spec.op(tile_prefix, v);
     });
+    if (tid == 0) {
+      scan_trace_point(spec, kScanTraceStored);
+      scan_trace_flush(spec, tile);
+    }
     return;
   }
 
@@ -337,6 +364,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     }
   }
   __syncthreads();
+  if (tid == 0) scan_trace_point(spec, kScanTracePrefix);
   // The value before this thread's first item; none only before element 0 of an inclusive
   // scan or, segmented, before a thread whose first item is a head.
   A running = spec.identity();
@@ -387,6 +415,10 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   }
   __syncthreads();
   store_tile<kThreads, kTile>(smem.out_tile(), valid, out + base);
+  if (tid == 0) {
+    scan_trace_point(spec, kScanTraceStored);
+    scan_trace_flush(spec, tile);
+  }
 }
 
 }  // namespace foldkit::cuda

@@ -61,6 +61,20 @@ __device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[S
   return complete;
 }
 
+// Waits (one thread) until tile `pred` has published its aggregate or its inclusive prefix in
+// this call, i.e. until its input has landed. Every tile but the last publishes one of them (tile
+// 0 its inclusive prefix, when the call has more than one tile), and `pred` drew an earlier ticket
+// than the caller, so it is running or done: the wait ends on any GPU.
+template <class A>
+__device__ __forceinline__ void wait_for_publication(const ScanTileSlots<A>* slots, unsigned pred, unsigned flag) {
+  while (true) {
+    unsigned long long a, i;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a) : "l"(slots[pred].aggregate) : "memory");
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(i) : "l"(slots[pred].inclusive) : "memory");
+    if (static_cast<unsigned>(a >> 32) == flag || static_cast<unsigned>(i >> 32) == flag) return;
+  }
+}
+
 // The exclusive prefix of tile `tile` (>= 1), by warp 0 (every lane calls it; all lanes
 // return the same value). The warp examines a window of 32 predecessors at a time, lane l the
 // l-th newest; each lane loads both slots of its predecessor at once, so one poll costs one L2

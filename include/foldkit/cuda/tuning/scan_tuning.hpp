@@ -33,8 +33,13 @@ namespace foldkit::cuda::tuning {
 //
 // kPrefetchTiles: a block that draws tile t asks the L2 to prefetch the input of tile
 // t + kPrefetchTiles (one bulk prefetch; see scan_prefetch_tiles below). 0: no prefetch.
+//
+// kFirstWaveLag: in calls of more than one wave of resident tiles (kMinBlocksPerSM x SMs), tile t
+// of the first wave with t >= L (L = kFirstWaveLag eighths of a wave) issues its loads only once
+// tile t - L has landed, so that the first wave's loads land in about tile order instead of all
+// together (perf.md 2026-11-26). 0: every tile loads at once.
 template <int kThreadsV, int kItemsV, int kMinBlocksPerSMV, int kLookbackWindowsV, bool kDeferredPrefixV = true,
-          int kPrefetchTilesV = 0>
+          int kPrefetchTilesV = 0, int kFirstWaveLagV = 0>
 struct ScanPolicy {
   static constexpr int kThreads = kThreadsV;
   static constexpr int kItems = kItemsV;
@@ -42,6 +47,7 @@ struct ScanPolicy {
   static constexpr int kLookbackWindows = kLookbackWindowsV;
   static constexpr bool kDeferredPrefix = kDeferredPrefixV;
   static constexpr int kPrefetchTiles = kPrefetchTilesV;
+  static constexpr int kFirstWaveLag = kFirstWaveLagV;
   static constexpr int kTile = kThreads * kItems;
 };
 
@@ -100,10 +106,24 @@ constexpr int scan_prefetch_tiles(std::size_t element_bytes, int threads, int it
   return static_cast<int>(kPrefetchAheadBytes / (element_bytes * static_cast<std::size_t>(threads * items)));
 }
 
+// The first wave's lag (ScanPolicy::kFirstWaveLag), in eighths of a wave. At the start of a call
+// every resident block loads its tile at once; the tiles then land together, late (the DRAM
+// serves them interleaved), and wait together for the look-back, so the SMs hold their shared
+// memory with no loads in flight and the wave repeats for several rounds (foldkit-scan-trace,
+// perf.md 2026-11-26: the first ~40 us of an f32 2^26 scan ran at ~65 % of the copy rate, the
+// rest at ~97 %). With a lag, the first wave's tiles land in about tile order, the chain follows
+// them, and blocks retire one by one. Measured on the H100, % of memcpy (2^24 / 2^26 / 2^28):
+//   f32 sum, 36 KiB tiles:      none 84.7 / 95.0 / 98.2; 1/8: 78.9 / 94.1 / 98.0; 2/8: 86.6 / 97.1 / 98.8;
+//                               3/8: 90.3 / 97.5 / 98.9; 4/8: 89.5 / 96.2 / 98.5
+//   i32 -> i64 sum, 16 KiB in:  none 89.6 / 94.0 / 95.6; 1/8: 83.8 / 92.5 / 95.2; 2/8: 92.9 / 95.0 / 95.9;
+//                               3/8: 92.6 / 94.8 / 95.9; 4/8: 91.0 / 94.7 / 95.7; 6/8: 90.2 / 94.1 / 95.6
+// (too short a lag starves the DRAM: 1/8 wave of tiles in flight is too few bytes.)
+constexpr int kFirstWaveLagEighths = 3;
+
 // One policy's constants, named once so that the prefetch distance follows its tile.
 template <std::size_t kElementBytes, int kThreads, int kItems, int kMinBlocks, int kWindows>
-using PrefetchingScanPolicy =
-    ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, true, scan_prefetch_tiles(kElementBytes, kThreads, kItems)>;
+using PrefetchingScanPolicy = ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, true,
+                                         scan_prefetch_tiles(kElementBytes, kThreads, kItems), kFirstWaveLagEighths>;
 
 template <std::size_t kElementBytes, std::size_t kAccumBytes, bool kSegmented>
 using ScanPolicyFor =
