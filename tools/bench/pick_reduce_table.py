@@ -70,6 +70,9 @@ def main(argv):
             for (case, _), d in by.items():
                 if case in cases:
                     configs |= set(d)
+        if not configs:  # a partial sweep (--dtypes, --tiers) has no case of this family
+            print("/* %-6s */ (no case of this family in these runs)" % family)
+            continue
         cells = []
         for i, size in enumerate(TIERS):
             neighbours = [TIERS[j] for j in (i - 1, i + 1) if 0 <= j < len(TIERS)]
@@ -79,6 +82,9 @@ def main(argv):
                 near = max(score(family, c, s, cfg) for c in cases for s in neighbours)
                 return here + 0.25 * near
 
+            if all(score(family, c, size, cfg) >= 9.0 for c in cases for cfg in configs):
+                cells.append("--")  # this tier was not swept (--tiers)
+                continue
             pick = min(sorted(configs), key=total)
             threads, unroll, per_sm = re.match(r"threads=(\d+) unroll=(\d+) blocks/SM=(\d+)", pick).groups()
             cells.append("{%s, %s, %s}" % (threads, per_sm, unroll))
