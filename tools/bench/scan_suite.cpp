@@ -203,7 +203,15 @@ int ScanTable::run() {
     FKB_CHECK(cudaMemcpy(d_offsets_, offsets.data(), offsets.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
     all.push_back({false, DType::f32, offsets.back(), 0, true});
   }
-  allocate(all);
+  // With --sweep, blocked i32 -> i64 sums of 4096-element blocks at 2^26 and 2^28: every tile
+  // starts a block, so no tile looks back. Beside the whole-array i32 sums they show what the
+  // look-back costs the widening scan (its I/O and tiles are the same).
+  std::vector<ScanCase> no_lookback;
+  if (opt_.scan_sweep)
+    for (int k : {26, 28}) no_lookback.push_back({false, DType::i32, std::int64_t{1} << k, 4096});
+  std::vector<ScanCase> sized = all;
+  sized.insert(sized.end(), no_lookback.begin(), no_lookback.end());
+  allocate(sized);
 
   print_section("Inclusive and exclusive sum by size (f32; i32 -> i64)", style_);
   for (int k = 10; k <= 28; k += 2) {
@@ -218,6 +226,9 @@ int ScanTable::run() {
   for (std::size_t k = 0; k < block_lengths.size(); ++k) run_blocked_and_segmented_case(all[all.size() - 4 + k]);
   run_blocked_and_segmented_case(all.back());
   if (opt_.scan_sweep) {
+    print_section("Blocked i32 -> i64 sums, 4096-element blocks (no tile looks back): the whole-array sums' I/O alone",
+                  style_);
+    for (const ScanCase& c : no_lookback) run_blocked_and_segmented_case(c);
     print_section("Policy sweep of the whole-array scan (inclusive sums; every variant checked against CUB)", style_);
     for (DType t : {DType::f32, DType::i32})
       for (int k : {20, 22, 24, 26, 28}) run_policy_sweep(t, std::int64_t{1} << k);
