@@ -20,12 +20,13 @@ using SumSpec = fc::ScanSpec<T, foldkit::scan_accum_t<ReduceOp::sum, T>, foldkit
 // The tiled kernel (scan_kernel.cuh, the library's whole-array scan) at another tile shape or
 // occupancy: kThreads x kItems elements per tile, __launch_bounds__ min blocks kMinBlocks.
 template <class T, int kThreads, int kItems, int kMinBlocks, int kWindows = 16, bool kDeferredPrefix = true,
-          int kPrefetchTiles = 0, int kFirstWaveLag = 0>
+          int kPrefetchTiles = 0, int kFirstWaveLag = 0, bool kTreeFold = false>
 void run_tiled(const void* in, void* out, std::int64_t n, void* ws, cudaStream_t s) {
   using Spec = SumSpec<T>;
   using A = typename Spec::accum_type;
   using Policy =
-      fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix, kPrefetchTiles, kFirstWaveLag>;
+      fc::tuning::ScanPolicy<kThreads, kItems, kMinBlocks, kWindows, kDeferredPrefix, kPrefetchTiles, kFirstWaveLag,
+                             kTreeFold>;
   fc::detail::prefer_shared_memory<Policy, false, Spec, fc::NoHeads>(fc::detail::current_device_for_checks());
   const auto tiles = static_cast<unsigned>((n + Policy::kTile - 1) / Policy::kTile);
   auto* header = static_cast<fc::ScanHeader*>(ws);
@@ -93,10 +94,13 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
         // 6/SM, 2 windows, measured 94.0 / 95.6 % at 2^26 / 2^28 on 2026-11-26: worse.)
         {"224 x 24 (21 KiB in, 42 KiB out), >= 5/SM, 8 windows, prefetch 97 ahead, lag 3/8",
          &run_tiled<T, 224, 24, 5, 8, true, 97, 3>},
-        {"224 x 24, 5/SM, 8 windows, prefetch 97 ahead, lag 2/8", &run_tiled<T, 224, 24, 5, 8, true, 97, 2>},
-        {"224 x 24, 5/SM, 8 windows, prefetch 128 ahead, lag 2/8", &run_tiled<T, 224, 24, 5, 8, true, 128, 2>},
-        {"224 x 24, 5/SM, 4 windows, prefetch 97 ahead, lag 2/8", &run_tiled<T, 224, 24, 5, 4, true, 97, 2>},
-        {"256 x 16, 6/SM, prefetch 160 ahead, lag 2/8", &run_tiled<T, 256, 16, 6, 16, true, 160, 2>},
+        // The look-back folds across the warp in the library (integers: any order, same bits;
+        // kTreeFold); one value at a time, as before:
+        {"256 x 16, prefetch 128, lag 3/8, look-back folded one value at a time (the bdfb350 library kernel)",
+         &run_tiled<T, 256, 16, 6, 16, true, 128, 3, false>},
+        {"256 x 16, prefetch 128, lag 2/8, look-back folded across the warp", &run_tiled<T, 256, 16, 6, 16, true, 128, 2, true>},
+        {"224 x 24, 5/SM, 8 windows, prefetch 97, lag 3/8, look-back folded across the warp",
+         &run_tiled<T, 224, 24, 5, 8, true, 97, 3, true>},
         {"tiled 256 x 16 (16 KiB in, 32 KiB out), >= 6/SM, prefix in the element pass (the 2026-11-25e library kernel)",
          &run_tiled<T, 256, 16, 6, 16, false>},
     };

@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     if (warp == 0) {
       A prefix = kExclusive ? init : spec.identity();
       if (tile != 0) {
-        prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+        prefix = look_back<Policy::kLookbackWindows, A, decltype(spec.op), Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0 && tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
       }
       if (tid == 0) {
@@ -337,7 +337,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       }
     }
     if (has_tile_prefix && warp == 0) {
-      const A prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+      const A prefix = look_back<Policy::kLookbackWindows, A, decltype(spec.op), Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
       if (tid == 0) {
         if (!tile_head && tile + 1 < num_tiles)
           publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     } else {
       if (tid == 0) publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
       if (warp == 0) {
-        const A prefix = look_back<Policy::kLookbackWindows>(slots, tile, flag, spec.op, smem.lookback);
+        const A prefix = look_back<Policy::kLookbackWindows, A, decltype(spec.op), Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0) {
           if (tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
           smem.prefix = prefix;

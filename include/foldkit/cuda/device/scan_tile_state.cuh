@@ -20,6 +20,7 @@
 
 #include "foldkit/cuda/device/scan_layout.hpp"
 #include "foldkit/cuda/warp/warp_shuffle.cuh"
+#include "foldkit/ops.hpp"
 
 namespace foldkit::cuda {
 
@@ -75,6 +76,19 @@ __device__ __forceinline__ void wait_for_publication(const ScanTileSlots<A>* slo
   }
 }
 
+// Ops for which every grouping and order of the combines gives the same bits: the built-in
+// integer sums, products, minima and maxima (wrapping arithmetic is associative and commutative).
+template <class Op>
+struct exact_any_order : std::false_type {};
+template <class A>
+struct exact_any_order<op::Sum<A>> : std::bool_constant<std::is_integral_v<A>> {};
+template <class A>
+struct exact_any_order<op::Prod<A>> : std::bool_constant<std::is_integral_v<A>> {};
+template <class A>
+struct exact_any_order<op::Min<A>> : std::bool_constant<std::is_integral_v<A>> {};
+template <class A>
+struct exact_any_order<op::Max<A>> : std::bool_constant<std::is_integral_v<A>> {};
+
 // The exclusive prefix of tile `tile` (>= 1), by warp 0 (every lane calls it; all lanes
 // return the same value). The warp examines a window of 32 predecessors at a time, lane l the
 // l-th newest; each lane loads both slots of its predecessor at once, so one poll costs one L2
@@ -87,7 +101,7 @@ __device__ __forceinline__ void wait_for_publication(const ScanTileSlots<A>* slo
 // fold of all tile aggregates before `tile`, so it is the same bits on every call. Tiles take
 // their index from a ticket, so every predecessor is held by a block that is running or done:
 // the wait ends on any GPU.
-template <int kWindows, class A, class Op>
+template <int kWindows, class A, class Op, bool kTreeFold = false>
 __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
                                        A (*store)[32]) {
   constexpr int kWords = ScanTileSlots<A>::kWords;
@@ -123,6 +137,18 @@ __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned t
       ++windows;
       newest -= 32;
     }
+  }
+  if constexpr (kTreeFold && exact_any_order<Op>::value) {
+    // Any order gives the same bits: each lane folds its own values (the inclusive prefix at
+    // lane s, the aggregates newer than it, and its column of the kept windows), then the warp
+    // combines the lanes in five shuffle rounds.
+    A mine = lane <= s ? value : Op::identity();
+    __syncwarp();  // `store` was written by other lanes
+    for (int w = 0; w < windows; ++w) mine = op(mine, store[w][lane]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      mine = op(mine, detail::shuffle_words(mine, [&](unsigned x) { return __shfl_xor_sync(0xffffffffu, x, offset); }));
+    return mine;
   }
   // Fold: the inclusive prefix at lane s, then the aggregates newer than it, oldest first. The
   // shuffles do not depend on each other (only the combines do), so they issue back to back.
