@@ -43,14 +43,14 @@ struct Traced : Base {
     __shared__ unsigned long long s[fc::kScanTracePoints];
     return s;
   }
-  __device__ __forceinline__ void scan_trace_point(int point) const {
+  __device__ __forceinline__ void trace_point(int point) const {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     if (point == fc::kScanTraceStart)
       for (int k = 0; k < fc::kScanTracePoints; ++k) stamps()[k] = 0;
     stamps()[point] = t;
   }
-  __device__ __forceinline__ void scan_trace_flush(unsigned tile) const {
+  __device__ __forceinline__ void trace_flush(unsigned tile) const {
     unsigned long long* r = trace + static_cast<std::size_t>(tile) * kRecord;
     for (int k = 0; k < fc::kScanTracePoints; ++k) r[k] = stamps()[k];
     unsigned sm;

@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const unsigned lane = tid & 31u, warp = tid >> 5;
 
   if (tid == 0) {
-    scan_trace_point(spec, kScanTraceStart);
+    trace_point(spec, kScanTraceStart);
     const unsigned long long drawn = atomicAdd(&header->ticket_and_epoch, 1ull);
     const auto index = static_cast<unsigned>(drawn);
     const unsigned flag_now = static_cast<unsigned>(drawn >> 32) + 1u;
@@ -125,10 +125,9 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     if (b < n) tile_io::prefetch_l2(in + b, in + (n - b < kTile ? n : b + kTile));
   };
   // One wave of resident tiles (%nsmid stands in for the SM count).
-  auto wave_tiles = [] { return static_cast<unsigned>(Policy::kMinBlocksPerSM) * tile_io::sm_id_count(); };
+  const unsigned wave = static_cast<unsigned>(Policy::kMinBlocksPerSM) * tile_io::sm_id_count();
   if constexpr (Policy::kFirstWaveLag > 0) {
     // The first wave's later tiles wait for earlier ones to land (tuning/scan_tuning.hpp).
-    const unsigned wave = wave_tiles();
     const unsigned lag = wave * Policy::kFirstWaveLag / 8;
     if (tile >= lag && tile < wave && num_tiles > wave) {
       if (tid == 0) wait_for_publication(slots, tile - lag, flag);
@@ -138,7 +137,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   if constexpr (Policy::kPrefetchTiles > 0) {
     // The tile a block will draw kPrefetchTiles tickets later, in calls of at least
     // kPrefetchMinWaves waves. One thread asks, not thread 0, which has just drawn the ticket.
-    if (tid == 32 && num_tiles >= tuning::kPrefetchMinWaves * wave_tiles())
+    if (tid == 32 && num_tiles >= tuning::kPrefetchMinWaves * wave)
       prefetch_tile(static_cast<std::int64_t>(tile) + Policy::kPrefetchTiles);
   }
 
@@ -170,7 +169,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   }
   tile_io::wait_all_copies();
   __syncthreads();
-  if (tid == 0) scan_trace_point(spec, kScanTraceLoaded);
+  if (tid == 0) trace_point(spec, kScanTraceLoaded);
   unsigned head_mask = 0;  // bit k: item k starts a block or segment
   if constexpr (kSegmented) {
     head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
@@ -241,18 +240,18 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     } else if (tid == 0) {
       publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
     }
-    if (tid == 0) scan_trace_point(spec, kScanTracePublished);
+    if (tid == 0) trace_point(spec, kScanTracePublished);
     A running = thread_prefix;
     bool has_running = has_thread_prefix;
     if (warp == 0) {
       A prefix = kExclusive ? init : spec.identity();
       if (tile != 0) {
-        prefix = look_back<Policy::kLookbackWindows, A, decltype(spec.op), Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
+        prefix = look_back<Policy::kLookbackWindows, Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0 && tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
       }
       if (tid == 0) {
         smem.prefix = prefix;
-        scan_trace_point(spec, kScanTracePrefix);
+        trace_point(spec, kScanTracePrefix);
       }
       if (has_tile_prefix) {
         running = has_thread_prefix ? spec.op(prefix, thread_prefix) : prefix;
@@ -317,8 +316,8 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       return (chunk < kFinalChunks || !has_tile_prefix) ? v : spec.op(tile_prefix, v);
     });
     if (tid == 0) {
-      scan_trace_point(spec, kScanTraceStored);
-      scan_trace_flush(spec, tile);
+      trace_point(spec, kScanTraceStored);
+      trace_flush(spec, tile);
     }
     return;
   }
@@ -337,7 +336,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       }
     }
     if (has_tile_prefix && warp == 0) {
-      const A prefix = look_back<Policy::kLookbackWindows, A, decltype(spec.op), Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
+      const A prefix = look_back<Policy::kLookbackWindows, Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
       if (tid == 0) {
         if (!tile_head && tile + 1 < num_tiles)
           publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
@@ -355,7 +354,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     } else {
       if (tid == 0) publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
       if (warp == 0) {
-        const A prefix = look_back<Policy::kLookbackWindows, A, decltype(spec.op), Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
+        const A prefix = look_back<Policy::kLookbackWindows, Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0) {
           if (tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
           smem.prefix = prefix;
@@ -364,7 +363,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     }
   }
   __syncthreads();
-  if (tid == 0) scan_trace_point(spec, kScanTracePrefix);
+  if (tid == 0) trace_point(spec, kScanTracePrefix);
   // The value before this thread's first item; none only before element 0 of an inclusive
   // scan or, segmented, before a thread whose first item is a head.
   A running = spec.identity();
@@ -416,8 +415,8 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   __syncthreads();
   store_tile<kThreads, kTile>(smem.out_tile(), valid, out + base);
   if (tid == 0) {
-    scan_trace_point(spec, kScanTraceStored);
-    scan_trace_flush(spec, tile);
+    trace_point(spec, kScanTraceStored);
+    trace_flush(spec, tile);
   }
 }
 

@@ -69,10 +69,11 @@ __device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[S
 template <class A>
 __device__ __forceinline__ void wait_for_publication(const ScanTileSlots<A>* slots, unsigned pred, unsigned flag) {
   while (true) {
-    unsigned long long a, i;
-    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a) : "l"(slots[pred].aggregate) : "memory");
-    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(i) : "l"(slots[pred].inclusive) : "memory");
-    if (static_cast<unsigned>(a >> 32) == flag || static_cast<unsigned>(i >> 32) == flag) return;
+    unsigned long long wa[ScanTileSlots<A>::kWords], wi[ScanTileSlots<A>::kWords];
+    load_scan_slot<A>(slots[pred].aggregate, wa);
+    load_scan_slot<A>(slots[pred].inclusive, wi);
+    A ignored;
+    if (decode_scan_slot<A>(wa, flag, ignored) || decode_scan_slot<A>(wi, flag, ignored)) return;
   }
 }
 
@@ -101,7 +102,7 @@ struct exact_any_order<op::Max<A>> : std::bool_constant<std::is_integral_v<A>> {
 // fold of all tile aggregates before `tile`, so it is the same bits on every call. Tiles take
 // their index from a ticket, so every predecessor is held by a block that is running or done:
 // the wait ends on any GPU.
-template <int kWindows, class A, class Op, bool kTreeFold = false>
+template <int kWindows, bool kTreeFold = false, class A, class Op>
 __device__ __forceinline__ A look_back(const ScanTileSlots<A>* slots, unsigned tile, unsigned flag, Op op,
                                        A (*store)[32]) {
   constexpr int kWords = ScanTileSlots<A>::kWords;
