@@ -5,9 +5,11 @@
 #   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|copyprobe]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces and copyprobe only when named)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
-# (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" too.)
+# (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" and "floor N" too.)
 # (scan-trace: foldkit-scan-trace, the scan kernel's timeline, for each of SCAN_TRACE_CASES "f32|i32 N".)
 # (sanitize-scan: only the whole-array scans' memcheck past one wave (user operators too) and a scan racecheck.)
+# (ab: foldkit-bench of a baseline tree (AB_BASE, a `git archive` tarball) and of this tree, alternately, AB_ROUNDS
+#  rounds each on this one machine; tools/bench/compare_reduce_ab.py compares them into ab.txt.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      SCAN_REPEAT (runs of the scan step), TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
 #      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES, SCAN_TRACE_CASES, SCAN_TRACE_CALLS, SCAN_TRACE_BINS.
@@ -22,7 +24,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|copyprobe) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|copyprobe|ab) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -53,7 +55,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has copyprobe; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has copyprobe || has ab; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
@@ -106,6 +108,26 @@ fi
 if has bench; then
   stamp bench
   timeout 400 "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.txt" || status=1
+fi
+
+if has ab; then
+  stamp "ab (foldkit-bench: the baseline tree $AB_BASE and this tree, alternately)"
+  base_src=/tmp/foldkit-ab-src
+  base_build=/tmp/foldkit-ab-build
+  rm -rf "$base_src" && mkdir -p "$base_src" && tar -xf "$AB_BASE" -C "$base_src"
+  if { cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
+       && cmake --build "$base_build" -j16 --target foldkit-bench; } > "$OUT/ab_build.log" 2>&1; then
+    base_runs=""; new_runs=""
+    for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+      timeout 300 "$base_build/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/ab-base-$r.csv" > /dev/null 2>&1 || status=1
+      timeout 300 "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/ab-new-$r.csv" > /dev/null 2>&1 || status=1
+      base_runs="$base_runs${base_runs:+,}$OUT/ab-base-$r.csv"; new_runs="$new_runs${new_runs:+,}$OUT/ab-new-$r.csv"
+    done
+    python3 tools/bench/compare_reduce_ab.py "$base_runs" "$new_runs" > "$OUT/ab.txt" 2>&1 || status=1
+    cat "$OUT/ab.txt"
+  else
+    tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1
+  fi
 fi
 
 if has scan; then
@@ -180,7 +202,7 @@ if has trace; then
   IFS=';' read -ra list <<< "$cases"
   for c in "${list[@]}"; do
     case "$c" in
-      launch-ab*|block-reduce*)  # one run each, no CALLS or --batch
+      launch-ab*|block-reduce*|floor*)  # one run each, no CALLS or --batch
         timeout 120 "$BUILD/tools/bench/foldkit-trace" $c >> "$OUT/trace.txt" 2>&1 || status=1 ;;
       *)
         for mode in "" --batch; do

@@ -6,6 +6,7 @@
 // spec differs (it carries the trace buffer). Inputs rotate over 1 GiB (foldkit-bench's InputPool).
 //
 // Usage: foldkit-trace CASE N [CALLS] [--batch]   |   foldkit-trace block-reduce   |   foldkit-trace launch-ab N
+//        |   foldkit-trace floor N (trace_floor.cu: the least a many-block reduction can cost)
 //   CASE: sum-f32 | sum-f64 | sum-i32 | argmax-f32
 //   --batch: calls back to back (PDL overlap as in the bench's batch mean); default: the
 //   stream is synchronised after every call (as in its per-call median).
@@ -31,6 +32,8 @@
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
 #include "timing.hpp"
+
+int floor_report(std::int64_t n);  // trace_floor.cu
 
 namespace {
 
@@ -371,7 +374,7 @@ int block_reduce_report() {
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "foldkit-trace: %s\nusage: foldkit-trace sum-f32|sum-f64|sum-i32|argmax-f32 N [CALLS] [--batch] | block-reduce | launch-ab N\n",
+  std::fprintf(stderr, "foldkit-trace: %s\nusage: foldkit-trace sum-f32|sum-f64|sum-i32|argmax-f32 N [CALLS] [--batch] | block-reduce | launch-ab N | floor N\n",
                why);
   return 2;
 }
@@ -591,6 +594,7 @@ int launch_ab(std::int64_t n) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "block-reduce") == 0) return block_reduce_report();
   if (argc == 3 && std::strcmp(argv[1], "launch-ab") == 0) return launch_ab(std::atoll(argv[2]));
+  if (argc == 3 && std::strcmp(argv[1], "floor") == 0) return floor_report(std::atoll(argv[2]));
   if (argc < 3) return usage("missing arguments");
   const std::string which = argv[1];
   const std::int64_t n = std::atoll(argv[2]);
