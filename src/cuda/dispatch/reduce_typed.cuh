@@ -36,6 +36,8 @@ void launch_reduce(const T* d_in, std::int64_t n, reduce_result_t<Op, T>* d_out,
       t.unroll = 4;
       launch_reduce_full<OnlyUnroll<4>>(d_in, n, d_out, ws, BuiltinReduceSpec<Op, T>{}, t, stream, dev);
     }
+  } else if constexpr ((Op == ReduceOp::min || Op == ReduceOp::max) && std::is_same_v<T, float>) {
+    launch_reduce_full<Unrolls>(d_in, n, d_out, ws, NanMinMaxF32Spec<Op>{}, t, stream, dev);
   } else if constexpr ((Op == ReduceOp::min || Op == ReduceOp::max) && is_floating_v<T>) {
     launch_reduce_full<Unrolls>(d_in, n, d_out, ws, KeyedMinMaxSpec<Op, T>{}, t, stream, dev);
   } else {
