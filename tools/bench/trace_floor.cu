@@ -144,7 +144,8 @@ int floor_report(std::int64_t n) {
   unsigned* d_ticket = nullptr;
   unsigned* d_sink = nullptr;
   check_cuda(cudaMalloc(&d_out, 64), "cudaMalloc");
-  check_cuda(cudaMalloc(&d_partials, static_cast<std::size_t>(plan.grid) * 4 + 64), "cudaMalloc");
+  // Room for a partial per block of any shape below (the ceiling's shapes go to 16 blocks/SM).
+  check_cuda(cudaMalloc(&d_partials, static_cast<std::size_t>(dev.sm_count) * 32 * 4 + 64), "cudaMalloc");
   check_cuda(cudaMalloc(&d_ticket, 64), "cudaMalloc");
   check_cuda(cudaMalloc(&d_sink, 64), "cudaMalloc");
   check_cuda(cudaMemset(d_ticket, 0, 64), "cudaMemset");
@@ -182,6 +183,32 @@ int floor_report(std::int64_t n) {
     std::printf("  %-58s median %7.3f us   batch %7.3f us   / ceiling %.3f / %.3f\n", what, r.median_us, r.batch_us,
                 r.median_us / ceil_med, r.batch_us / ceil_batch);
   };
+  // The floors again in the ceiling kernel's launch shapes (grid = min(blocks/SM x SMs, blocks
+  // that give every thread a vector), as ceiling_kernel.cu sizes it): the least of each over the
+  // shapes, so that the floor is not the library's shape's.
+  {
+    double store_med = 1e30, store_batch = 1e30, red_med = 1e30, red_batch = 1e30;
+    for (const fkbench::CeilingVariant& v : fkbench::ceiling_variants()) {
+      const long long useful = (vectors + v.block_threads) / v.block_threads;
+      const int grid = static_cast<int>(std::max<long long>(1, std::min<long long>(static_cast<long long>(v.blocks_per_sm) * dev.sm_count, useful)));
+      const fkbench::Timing a = fkbench::time_calls(tp, s, pool, &gate, [&](const void* in) {
+        launch_floor<kStoreOnly>(v.unroll, grid, v.block_threads, in, vectors, d_out, d_partials, d_ticket, s);
+      });
+      const fkbench::Timing b = fkbench::time_calls(tp, s, pool, &gate, [&](const void* in) {
+        launch_floor<kRedAdd>(v.unroll, grid, v.block_threads, in, vectors, d_out, d_partials, d_ticket, s);
+      });
+      std::printf("    shape %-16s grid %5d: floor-store median %7.3f batch %7.3f | floor-red median %7.3f batch %7.3f\n",
+                  fkbench::describe(v).c_str(), grid, a.median_us, a.batch_us, b.median_us, b.batch_us);
+      store_med = std::min(store_med, a.median_us);
+      store_batch = std::min(store_batch, a.batch_us);
+      red_med = std::min(red_med, b.median_us);
+      red_batch = std::min(red_batch, b.batch_us);
+    }
+    std::printf("  %-58s median %7.3f us   batch %7.3f us   / ceiling %.3f / %.3f\n", "floor-store, best of the ceiling's shapes",
+                store_med, store_batch, store_med / ceil_med, store_batch / ceil_batch);
+    std::printf("  %-58s median %7.3f us   batch %7.3f us   / ceiling %.3f / %.3f\n", "floor-red, best of the ceiling's shapes",
+                red_med, red_batch, red_med / ceil_med, red_batch / ceil_batch);
+  }
   for (int round = 0; round < 2; ++round) {
     report("floor-store: read, block reduce, store per block", [&](const void* in) {
       launch_floor<kStoreOnly>(plan.unroll, plan.grid, plan.block_threads, in, vectors, d_out, d_partials, d_ticket, s);
@@ -194,6 +221,11 @@ int floor_report(std::int64_t n) {
     });
     report("library: foldkit::cuda::reduce<sum, float>", [&](const void* in) {
       fc::reduce<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n, d_out, ws, s);
+    });
+    // The same call on an input that starts 4 bytes past a 16-byte boundary (3 head elements
+    // outside the vectors): what a caller with an unaligned pointer pays on top.
+    report("library, unaligned: (in + 1, n - 1)", [&](const void* in) {
+      fc::reduce<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in) + 1, n - 1, d_out, ws, s);
     });
     report("cub::DeviceReduce::Sum", [&](const void* in) {
       check_cuda(cub::DeviceReduce::Sum(d_cub, cub_bytes, static_cast<const float*>(in), d_out, static_cast<int>(n), s),
