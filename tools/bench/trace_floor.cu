@@ -20,8 +20,6 @@
 #include <cstdio>
 #include <vector>
 
-#include <cub/device/device_reduce.cuh>
-
 #include "ceiling_kernel.hpp"
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/reduce_full_kernel.cuh"
@@ -32,6 +30,7 @@
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
 #include "timing.hpp"
+#include "trace_f32_sum_rivals.cuh"
 
 namespace {
 
@@ -99,15 +98,8 @@ __global__ void __launch_bounds__(1024)
 template <int kMode>
 void launch_floor(int unroll, int grid, int threads, const void* in, long long vectors, float* out, float* partials,
                   unsigned* ticket, cudaStream_t s) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(grid));
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.stream = s;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
+  const fkbench::PdlLaunch pdl(static_cast<unsigned>(grid), static_cast<unsigned>(threads), s);
+  const cudaLaunchConfig_t& config = pdl.config;
   const auto* vin = static_cast<const fc::Vec16<float>*>(in);
   cudaError_t err = cudaSuccess;
   switch (unroll) {
@@ -150,15 +142,7 @@ int floor_report(std::int64_t n) {
   check_cuda(cudaMalloc(&d_sink, 64), "cudaMalloc");
   check_cuda(cudaMemset(d_ticket, 0, 64), "cudaMemset");
   check_cuda(cudaMemset(d_out, 0, 64), "cudaMemset");
-  fc::Workspace ws;
-  ws.bytes = fc::reduce_workspace_bytes();
-  check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
-  fc::init_workspace(ws, s);
-  std::size_t cub_bytes = 0;
-  check_cuda(cub::DeviceReduce::Sum(nullptr, cub_bytes, static_cast<const float*>(nullptr), d_out, static_cast<int>(n), s),
-             "cub size");
-  void* d_cub = nullptr;
-  check_cuda(cudaMalloc(&d_cub, cub_bytes), "cudaMalloc (cub)");
+  const fkbench::F32SumRivals rivals(n, d_out, s);
 
   fkbench::LaunchGate gate;
   fkbench::TimingPlan tp;
@@ -220,16 +204,15 @@ int floor_report(std::int64_t n) {
       launch_floor<kLastBlock>(plan.unroll, plan.grid, plan.block_threads, in, vectors, d_out, d_partials, d_ticket, s);
     });
     report("library: foldkit::cuda::reduce<sum, float>", [&](const void* in) {
-      fc::reduce<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n, d_out, ws, s);
+      rivals.library(static_cast<const float*>(in), n);
     });
     // The same call on an input that starts 4 bytes past a 16-byte boundary (3 head elements
     // outside the vectors): what a caller with an unaligned pointer pays on top.
     report("library, unaligned: (in + 1, n - 1)", [&](const void* in) {
-      fc::reduce<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in) + 1, n - 1, d_out, ws, s);
+      rivals.library(static_cast<const float*>(in) + 1, n - 1);
     });
     report("cub::DeviceReduce::Sum", [&](const void* in) {
-      check_cuda(cub::DeviceReduce::Sum(d_cub, cub_bytes, static_cast<const float*>(in), d_out, static_cast<int>(n), s),
-                 "cub");
+      rivals.cub(static_cast<const float*>(in));
     });
   }
   check_cuda(cudaStreamSynchronize(s), "sync");
@@ -237,8 +220,6 @@ int floor_report(std::int64_t n) {
   cudaFree(d_partials);
   cudaFree(d_ticket);
   cudaFree(d_sink);
-  cudaFree(d_cub);
-  cudaFree(ws.ptr);
   cudaStreamDestroy(s);
   return 0;
 }

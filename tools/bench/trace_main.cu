@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include <cub/device/device_reduce.cuh>
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
@@ -32,6 +31,7 @@
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
 #include "timing.hpp"
+#include "trace_f32_sum_rivals.cuh"
 
 int floor_report(std::int64_t n);  // trace_floor.cu
 
@@ -469,15 +469,8 @@ int launch_ab(std::int64_t n) {
   pool.prepare(foldkit::DType::f32, n, 4242, s);
   float* d_out = nullptr;
   check_cuda(cudaMalloc(&d_out, 64), "cudaMalloc");
-  fc::Workspace ws;
-  ws.bytes = fc::reduce_workspace_bytes();
-  check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
-  fc::init_workspace(ws, s);
-  std::size_t cub_bytes = 0;
-  check_cuda(cub::DeviceReduce::Sum(nullptr, cub_bytes, static_cast<const float*>(nullptr), d_out, static_cast<int>(n), s),
-             "cub size");
-  void* d_cub = nullptr;
-  check_cuda(cudaMalloc(&d_cub, cub_bytes), "cudaMalloc (cub)");
+  const fkbench::F32SumRivals rivals(n, d_out, s);
+  const fc::Workspace& ws = rivals.workspace();
   const std::size_t bytes = static_cast<std::size_t>(n) * 4;
   fc::tuning::ReduceTuning t = fc::tuning::reduce_tuning_for(kFamily, bytes);
   const fc::detail::DeviceFacts plan_dev = fc::detail::current_device_facts();
@@ -510,7 +503,7 @@ int launch_ab(std::int64_t n) {
   };
   for (int round = 0; round < 2; ++round) {
     report("library: foldkit::cuda::reduce<sum, float>", [&](const void* in) {
-      fc::reduce<foldkit::ReduceOp::sum, float>(static_cast<const float*>(in), n, d_out, ws, s);
+      rivals.library(static_cast<const float*>(in), n);
     });
     fc::tuning::ReduceTuning no_pdl = t;
     no_pdl.programmatic_launch = false;
@@ -533,8 +526,7 @@ int launch_ab(std::int64_t n) {
       });
     }
     report("cub::DeviceReduce::Sum", [&](const void* in) {
-      check_cuda(cub::DeviceReduce::Sum(d_cub, cub_bytes, static_cast<const float*>(in), d_out, static_cast<int>(n), s),
-                 "cub");
+      rivals.cub(static_cast<const float*>(in));
     });
     if (n == 4096) {
       report("minimal one-block kernel (256 x 4 float4, shuffles)", [&](const void* in) {
@@ -544,16 +536,8 @@ int launch_ab(std::int64_t n) {
       // the same kernel through cudaLaunchKernelEx with the PDL attribute, then the library's
       // argument validation (pointer checks, SM count) before a bare launch.
       report("  host: by cudaLaunchKernelEx + PDL attribute", [&](const void* in) {
-        cudaLaunchConfig_t config = {};
-        config.gridDim = dim3(1);
-        config.blockDim = dim3(256);
-        config.stream = s;
-        cudaLaunchAttribute attribute[1];
-        attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attribute[0].val.programmaticStreamSerializationAllowed = 1;
-        config.attrs = attribute;
-        config.numAttrs = 1;
-        check_cuda(cudaLaunchKernelEx(&config, minimal_sum_kernel<false, false>, static_cast<const float4*>(in), d_out),
+        const fkbench::PdlLaunch pdl(1, 256, s);
+        check_cuda(cudaLaunchKernelEx(&pdl.config, minimal_sum_kernel<false, false>, static_cast<const float4*>(in), d_out),
                    "launch");
       });
       report("  host: + the library's validate_reduce_args", [&](const void* in) {
