@@ -102,6 +102,10 @@ constexpr int reduce_tier(std::size_t input_bytes) {
 // 7-13 whose shape scored >= 4.5 % off the best were replaced by the best shape among the
 // unrolls the family already compiles (docs/perf.md, 2026-11-25 fourth session; the bench's
 // batch means at f32 2^20 and f64 2^22 fell 9-11 %).
+// 2026-11-26: arg4 tiers 8 and 12 (1 and 16 MiB) take the shapes pick_reduce_table.py gives
+// for sweep-h100-2026-11-25{a,b}.csv, 256 x 8 x 4 and 256 x 16 x 8 (the old 512 x 8 x 1 and
+// 512 x 16 x 8 were 2-3 % behind them by batch mean there, under the 4.5 % at which the
+// fourth session replaced entries), A/B-measured in docs/perf.md (2026-11-26, second session).
 // narrow takes only unroll 4 (unroll_fits); arg2 and arg8 were not swept and keep the
 // 2026-11-22 shapes.
 struct ReduceShape {
@@ -130,8 +134,8 @@ inline constexpr ReduceShape kReduceTable[kFamilies][kTiers] = {
                   {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {512, 4, 4}, {1024, 2, 4},
                   {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}, {1024, 2, 4}},
     /* arg4   */ {{256, 4, 2}, {512, 2, 2}, {256, 1, 4}, {512, 4, 4}, {512, 8, 8},
-                  {128, 2, 2}, {256, 4, 2}, {128, 8, 2}, {512, 8, 1}, {128, 16, 8},
-                  {128, 4, 8}, {256, 8, 8}, {512, 16, 8}, {256, 2, 4}, {1024, 4, 4},
+                  {128, 2, 2}, {256, 4, 2}, {128, 8, 2}, {256, 8, 4}, {128, 16, 8},
+                  {128, 4, 8}, {256, 8, 8}, {256, 16, 8}, {256, 2, 4}, {1024, 4, 4},
                   {1024, 16, 4}, {1024, 8, 4}, {1024, 1, 8}, {1024, 1, 8}},
     /* arg8   */ {{256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4},
                   {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4}, {256, 8, 4},
