@@ -13,6 +13,17 @@
 
 namespace foldkit::cuda {
 
+// The hardware's NaN-propagating min/max of two floats (sm_80+: max.NaN.f32 / min.NaN.f32, one
+// FMNMX.NAN): -0 orders below +0 (IEEE 754-2019 maximum/minimum, the Min/Max tie rule of
+// ops.hpp) and a NaN input gives the canonical NaN, so any combine order gives the same bits.
+template <bool kMax>
+__device__ __forceinline__ float nan_min_max(float a, float b) {
+  float r;
+  if constexpr (kMax) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
 template <ReduceOp Op, class T>
 struct BuiltinReduceSpec {
   using traits = reduce_traits<Op, T>;
@@ -139,10 +150,7 @@ struct VectorArgSpec : PackedArgSpec<Op, T> {
 
   __device__ __forceinline__ static T extreme(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
-      T r;
-      if constexpr (kIsMax) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-      else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-      return r;
+      return nan_min_max<kIsMax>(a, b);
     } else {
       return kIsMax ? (a > b ? a : b) : (a < b ? a : b);
     }
@@ -251,12 +259,9 @@ struct KeyedMinMaxSpec {
   }
 };
 
-// min/max of float with the hardware's NaN-propagating min/max (sm_80+: max.NaN.f32, one
-// FMNMX per element, as the f32 sum's one FADD; the keyed form above takes six integer
-// instructions per element, which made max f32 0.15-0.85 us slower than sum f32 at 2^12-2^20).
-// The instruction orders -0 below +0 (IEEE 754-2019 maximum/minimum, the Min/Max tie rule of
-// ops.hpp) and returns the canonical NaN when either input is a NaN, so the result is the same
-// bits in any combine order.
+// min/max of float with nan_min_max: one FMNMX.NAN per element, as the f32 sum's one FADD (the
+// keyed form above takes six integer instructions per element, which made max f32 0.15-0.85 us
+// slower than sum f32 at 2^12-2^20).
 template <ReduceOp Op>
 struct NanMinMaxF32Spec {
   static_assert(Op == ReduceOp::min || Op == ReduceOp::max);
@@ -266,12 +271,7 @@ struct NanMinMaxF32Spec {
   static constexpr bool kIsMax = Op == ReduceOp::max;
 
   struct Combine {
-    __device__ __forceinline__ float operator()(float a, float b) const {
-      float r;
-      if constexpr (kIsMax) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-      else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-      return r;
-    }
+    __device__ __forceinline__ float operator()(float a, float b) const { return nan_min_max<kIsMax>(a, b); }
   };
   Combine combine{};
 

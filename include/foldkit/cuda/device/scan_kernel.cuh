@@ -119,11 +119,6 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const unsigned flag = smem.flag;
   const std::int64_t base = static_cast<std::int64_t>(tile) * kTile;
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
-  // The input of a later tile into L2 (one bulk prefetch; tuning/scan_tuning.hpp says which).
-  auto prefetch_tile = [&](std::int64_t t) {
-    const std::int64_t b = t * kTile;
-    if (b < n) tile_io::prefetch_l2(in + b, in + (n - b < kTile ? n : b + kTile));
-  };
   // One wave of resident tiles (%nsmid stands in for the SM count).
   const unsigned wave = static_cast<unsigned>(Policy::kMinBlocksPerSM) * tile_io::sm_id_count();
   if constexpr (Policy::kFirstWaveLag > 0) {
@@ -135,10 +130,13 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     }
   }
   if constexpr (Policy::kPrefetchTiles > 0) {
-    // The tile a block will draw kPrefetchTiles tickets later, in calls of at least
-    // kPrefetchMinWaves waves. One thread asks, not thread 0, which has just drawn the ticket.
-    if (tid == 32 && num_tiles >= tuning::kPrefetchMinWaves * wave)
-      prefetch_tile(static_cast<std::int64_t>(tile) + Policy::kPrefetchTiles);
+    // The input of the tile a block will draw kPrefetchTiles tickets later, into L2 now (one
+    // bulk prefetch), in calls of at least kPrefetchMinWaves waves. One thread asks, not thread
+    // 0, which has just drawn the ticket.
+    if (tid == 32 && num_tiles >= tuning::kPrefetchMinWaves * wave) {
+      const std::int64_t ahead = (static_cast<std::int64_t>(tile) + Policy::kPrefetchTiles) * kTile;
+      if (ahead < n) tile_io::prefetch_l2(in + ahead, in + (n - ahead < kTile ? n : ahead + kTile));
+    }
   }
 
   // The items are read from the tile twice, 16 bytes at a time (for the fold, and after the
