@@ -60,11 +60,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
 template <int kThreads, int kBlocksPerSm, int kUnroll>
 void launch(const void* d, std::size_t bytes, int sm_count, unsigned* d_sink, unsigned sentinel, cudaStream_t s) {
-  const std::size_t nvec = bytes / 16 + 1;
-  const std::size_t useful = (nvec + kThreads - 1) / kThreads;  // more blocks would have no load at all
-  const std::size_t grid =
-      std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(kBlocksPerSm) * sm_count, useful));
-  read_ceiling_kernel<kThreads, kBlocksPerSm, kUnroll><<<static_cast<unsigned>(grid), kThreads, 0, s>>>(
+  const unsigned grid = ceiling_grid(bytes, CeilingVariant{kBlocksPerSm, kThreads, kUnroll}, sm_count);
+  read_ceiling_kernel<kThreads, kBlocksPerSm, kUnroll><<<grid, kThreads, 0, s>>>(
       static_cast<const unsigned char*>(d), bytes, d_sink, sentinel);
 }
 
@@ -84,6 +81,13 @@ const Entry kVariants[] = {
 };
 
 }  // namespace
+
+unsigned ceiling_grid(std::size_t bytes, const CeilingVariant& v, int sm_count) {
+  const std::size_t nvec = bytes / 16 + 1;
+  const std::size_t useful = (nvec + v.block_threads - 1) / v.block_threads;  // more blocks would have no load at all
+  return static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(v.blocks_per_sm) * sm_count, useful)));
+}
 
 std::vector<CeilingVariant> ceiling_variants() {
   std::vector<CeilingVariant> out;

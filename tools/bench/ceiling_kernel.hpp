@@ -21,6 +21,9 @@ struct CeilingVariant {
 };
 
 std::vector<CeilingVariant> ceiling_variants();
+// The grid a variant launches over `bytes`: blocks_per_sm x SMs, or fewer when fewer blocks give
+// every thread a 16-byte word.
+unsigned ceiling_grid(std::size_t bytes, const CeilingVariant& v, int sm_count);
 std::string describe(const CeilingVariant& v);
 
 // Reads every byte of [d, d + bytes) once. Any alignment and any length: bytes before the first

@@ -167,14 +167,12 @@ int floor_report(std::int64_t n) {
     std::printf("  %-58s median %7.3f us   batch %7.3f us   / ceiling %.3f / %.3f\n", what, r.median_us, r.batch_us,
                 r.median_us / ceil_med, r.batch_us / ceil_batch);
   };
-  // The floors again in the ceiling kernel's launch shapes (grid = min(blocks/SM x SMs, blocks
-  // that give every thread a vector), as ceiling_kernel.cu sizes it): the least of each over the
-  // shapes, so that the floor is not the library's shape's.
+  // The floors again in the ceiling kernel's launch shapes (and its grids, ceiling_grid): the
+  // least of each over the shapes, so that the floor is not the library's shape's.
   {
     double store_med = 1e30, store_batch = 1e30, red_med = 1e30, red_batch = 1e30;
     for (const fkbench::CeilingVariant& v : fkbench::ceiling_variants()) {
-      const long long useful = (vectors + v.block_threads) / v.block_threads;
-      const int grid = static_cast<int>(std::max<long long>(1, std::min<long long>(static_cast<long long>(v.blocks_per_sm) * dev.sm_count, useful)));
+      const int grid = static_cast<int>(fkbench::ceiling_grid(bytes, v, dev.sm_count));
       const fkbench::Timing a = fkbench::time_calls(tp, s, pool, &gate, [&](const void* in) {
         launch_floor<kStoreOnly>(v.unroll, grid, v.block_threads, in, vectors, d_out, d_partials, d_ticket, s);
       });
