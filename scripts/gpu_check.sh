@@ -9,12 +9,16 @@
 # (scan-trace: foldkit-scan-trace, the scan kernel's timeline, for each of SCAN_TRACE_CASES "f32|i32 N".)
 # (sanitize-scan: only the whole-array scans' memcheck past one wave (user operators too) and a scan racecheck.)
 # (ab: foldkit-bench of a baseline tree (AB_BASE, a `git archive` tarball) and of this tree, alternately, AB_ROUNDS
-#  rounds each on this one machine; tools/bench/compare_reduce_ab.py compares them into ab.txt.)
+#  rounds each on this one machine; tools/probes/compare_reduce_ab.py compares them into ab.txt.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      SCAN_REPEAT (runs of the scan step), TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
 #      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES, SCAN_TRACE_CASES, SCAN_TRACE_CALLS, SCAN_TRACE_BINS.
 # Every step runs under a timeout, so that a hang costs minutes, not the whole device call.
 set -uo pipefail
+# NVLink multicast stays off in every process this starts (the device's KINDS.md).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# The commit every CSV row names: pass FOLDKIT_COMMIT where the tree travels without .git.
+export FOLDKIT_COMMIT=${FOLDKIT_COMMIT:-$(git describe --always --dirty --abbrev=12 --match=NONE 2>/dev/null || echo unknown)}
 OUT=${OUT:-/tmp/foldkit-out}
 BUILD=${BUILD:-/tmp/foldkit-build}
 mkdir -p "$OUT"
@@ -123,7 +127,7 @@ if has ab; then
       timeout 300 "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/ab-new-$r.csv" > /dev/null 2>&1 || status=1
       base_runs="$base_runs${base_runs:+,}$OUT/ab-base-$r.csv"; new_runs="$new_runs${new_runs:+,}$OUT/ab-new-$r.csv"
     done
-    python3 tools/bench/compare_reduce_ab.py "$base_runs" "$new_runs" > "$OUT/ab.txt" 2>&1 || status=1
+    python3 tools/probes/compare_reduce_ab.py "$base_runs" "$new_runs" > "$OUT/ab.txt" 2>&1 || status=1
     cat "$OUT/ab.txt"
   else
     tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1
@@ -194,7 +198,7 @@ if has sweep; then
   stamp sweep
   timeout 480 "$BUILD/tools/bench/foldkit-bench" sweep ${SWEEP_ARGS:-} --csv "$OUT/sweep.csv" > "$OUT/sweep.txt" 2>&1 || status=1
   grep -E "result checks|FAIL|!!!" "$OUT/sweep.txt" | tail -5
-  python3 tools/bench/pick_reduce_table.py "$OUT/sweep.csv" || status=1
+  python3 tools/probes/pick_reduce_table.py "$OUT/sweep.csv" || status=1
 fi
 if has trace; then
   stamp "trace (foldkit-trace: the reduction kernel's timeline)"
@@ -203,10 +207,10 @@ if has trace; then
   for c in "${list[@]}"; do
     case "$c" in
       launch-ab*|block-reduce*|floor*)  # one run each, no CALLS or --batch
-        timeout 120 "$BUILD/tools/bench/foldkit-trace" $c >> "$OUT/trace.txt" 2>&1 || status=1 ;;
+        timeout 120 "$BUILD/tools/probes/foldkit-trace" $c >> "$OUT/trace.txt" 2>&1 || status=1 ;;
       *)
         for mode in "" --batch; do
-          timeout 60 "$BUILD/tools/bench/foldkit-trace" $c 40 $mode >> "$OUT/trace.txt" 2>&1 || status=1
+          timeout 60 "$BUILD/tools/probes/foldkit-trace" $c 40 $mode >> "$OUT/trace.txt" 2>&1 || status=1
         done ;;
     esac
   done
@@ -217,14 +221,14 @@ if has scan-trace; then
   cases=${SCAN_TRACE_CASES:-"f32 67108864;i32 67108864;f32 4194304;f32 268435456"}
   IFS=';' read -ra list <<< "$cases"
   for c in "${list[@]}"; do
-    timeout 120 "$BUILD/tools/bench/foldkit-scan-trace" $c ${SCAN_TRACE_CALLS:-9} ${SCAN_TRACE_BINS:-40} >> "$OUT/scan_trace.txt" 2>&1 || status=1
+    timeout 120 "$BUILD/tools/probes/foldkit-scan-trace" $c ${SCAN_TRACE_CALLS:-9} ${SCAN_TRACE_BINS:-40} >> "$OUT/scan_trace.txt" 2>&1 || status=1
     echo >> "$OUT/scan_trace.txt"
   done
   cat "$OUT/scan_trace.txt"
 fi
 if has copyprobe; then
   stamp "copyprobe (foldkit-copy-probe: copy kernels against cudaMemcpyAsync)"
-  (cd "$OUT" && timeout 300 "$BUILD/tools/bench/foldkit-copy-probe" ${COPY_PROBE_MIB:-256 1024}) > "$OUT/copy_probe.txt" 2>&1 || status=1
+  (cd "$OUT" && timeout 300 "$BUILD/tools/probes/foldkit-copy-probe" ${COPY_PROBE_MIB:-256 1024}) > "$OUT/copy_probe.txt" 2>&1 || status=1
   cat "$OUT/copy_probe.txt"
 fi
 stamp "done (status $status)"

@@ -2,8 +2,9 @@
 // full-array reduction is measured against. It must be a real ceiling, so the kernel does
 // nothing but read: 16-byte streaming loads (ld.global.cs), several independent loads in flight
 // per thread, a grid sized from the SM count, and a result written only under a condition the
-// compiler cannot see through (so the loads stay). Several launch shapes are timed and the
-// fastest wins (see gpu_suite.cpp).
+// compiler cannot see through (so the loads stay). It is launched with programmatic dependent
+// launch, as the library's reductions are. Several launch shapes are timed and the fastest wins
+// (see gpu_suite.cpp).
 #pragma once
 
 #include <cuda_runtime_api.h>

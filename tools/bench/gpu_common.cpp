@@ -3,6 +3,7 @@
 
 #include "cub_runner.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -36,34 +37,63 @@ GpuSession::~GpuSession() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-CeilingResult GpuSession::measure_ceiling(std::size_t bytes) {
-  CeilingResult r;
+BestOf best_of(const std::vector<std::pair<std::string, Timing>>& named) {
+  BestOf r;
   std::string best_med, best_bat;
-  for (const CeilingVariant& v : ceiling_variants()) {
-    const Timing t = time([&](const void* in) {
-      // The sentinel is a constant the XOR of real data practically never equals.
-      launch_read_ceiling(in, bytes, v, info_.sm_count, d_sink_, 0x9e3779b9u, stream_);
-    });
-    r.variants.emplace_back(v, t);
-    if (std::isnan(r.median_us) || t.median_us < r.median_us) {
+  for (const auto& [name, t] : named) {
+    if (!std::isnan(t.median_us) && (std::isnan(r.median_us) || t.median_us < r.median_us)) {
       r.median_us = t.median_us;
-      best_med = describe(v);
+      best_med = name;
     }
-    if (std::isnan(r.batch_us) || t.batch_us < r.batch_us) {
+    if (!std::isnan(t.batch_us) && (std::isnan(r.batch_us) || t.batch_us < r.batch_us)) {
       r.batch_us = t.batch_us;
-      best_bat = describe(v);
+      best_bat = name;
     }
   }
   r.config = best_med == best_bat ? "best: " + best_med : "best median: " + best_med + ", batch: " + best_bat;
   return r;
 }
 
+std::vector<Call> GpuSession::ceiling_calls(std::size_t bytes) {
+  std::vector<Call> calls;
+  for (const CeilingVariant& v : ceiling_variants())
+    calls.push_back([this, bytes, v](const void* in) {
+      // The sentinel is a constant the XOR of real data practically never equals.
+      launch_read_ceiling(in, bytes, v, info_.sm_count, d_sink_, 0x9e3779b9u, stream_);
+    });
+  return calls;
+}
+
+CeilingResult GpuSession::ceiling_from(const std::vector<Timing>& timings) const {
+  CeilingResult r;
+  std::vector<std::pair<std::string, Timing>> named;
+  const std::vector<CeilingVariant> variants = ceiling_variants();
+  for (std::size_t i = 0; i < variants.size() && i < timings.size(); ++i) {
+    r.variants.emplace_back(variants[i], timings[i]);
+    named.emplace_back(describe(variants[i]), timings[i]);
+  }
+  const BestOf b = best_of(named);
+  r.median_us = b.median_us;
+  r.batch_us = b.batch_us;
+  r.config = b.config;
+  return r;
+}
+
+CeilingResult GpuSession::measure_ceiling(std::size_t bytes) { return ceiling_from(time_all(ceiling_calls(bytes))); }
+
+void GpuSession::record(Row& row, const Timing& t) {
+  if (!t.error.empty()) {
+    row.check = "ERROR " + t.error;
+    return;
+  }
+  row.median_us = t.median_us;
+  row.batch_us = t.batch_us;
+  if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
+}
+
 void GpuSession::time_into(Row& row, const Call& call) {
   try {
-    const Timing t = time(call);
-    row.median_us = t.median_us;
-    row.batch_us = t.batch_us;
-    if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
+    record(row, time(call));
   } catch (const std::exception& e) {
     row.check = std::string("ERROR ") + e.what();
   }
@@ -74,12 +104,18 @@ void GpuSession::read_result(int slot, void* host, std::size_t bytes) {
   FKB_CHECK(cudaStreamSynchronize(stream_));
 }
 
-Header GpuSession::make_header(const std::string& title, const Options& opt) const {
+Header GpuSession::make_header(const std::string& title, const Options& opt, const std::string& order) const {
   Header h;
   h.title = title;
   h.device = info_.name;
   h.date = utc_now_iso8601();
   h.command = opt.command_line;
+  h.run.commit = source_commit();
+  h.run.warmup = plan_.warmup;
+  h.run.reps_median = plan_.reps_median;
+  h.run.reps_batch = plan_.reps_batch;
+  h.run.gate = plan_.gate ? "gated" : "ungated";
+  h.run.order = order;
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
@@ -88,13 +124,18 @@ Header GpuSession::make_header(const std::string& title, const Options& opt) con
                 (drv % 1000) / 10, cub_version().c_str());
   h.lines.emplace_back("gpu", describe(info_));
   h.lines.emplace_back("cuda", buf);
-  std::snprintf(buf, sizeof buf,
-                "inputs rotated over >= %zu MiB (>= 2 copies); %d warm-up calls; median of %d calls%s; "
-                "batch = mean of %d back-to-back calls",
-                InputPool::kRotateBytes >> 20, plan_.warmup, plan_.reps_median,
-                plan_.gate ? " (stream gated: GPU time of the call)" : " (host submission included)",
-                plan_.reps_batch);
+  std::snprintf(buf, sizeof buf, "%s; %d warm-up calls each; median of %d calls each%s", order.c_str(), plan_.warmup,
+                plan_.reps_median,
+                plan_.gate ? " (stream gated: the GPU time of one call)" : " (not gated: host submission included)");
   h.lines.emplace_back("timing", buf);
+  h.lines.emplace_back("batch", "mean of " + std::to_string(plan_.reps_batch) + " back-to-back calls each (" +
+                                    std::to_string(kBatchRounds) + " blocks of " +
+                                    std::to_string(std::max(1, plan_.reps_batch / kBatchRounds)) +
+                                    "); host submission included: below ~2^20 elements it mostly measures how fast "
+                                    "the host launches. Lead with the median.");
+  std::snprintf(buf, sizeof buf, "inputs rotated over >= %zu MiB (>= 2 copies; each call reads the next), so no call "
+                "finds its input in L2", InputPool::kRotateBytes >> 20);
+  h.lines.emplace_back("memory", buf);
   h.lines.emplace_back("ratios", "time / other time (< 1: foldkit faster); GB/s = bytes read / time");
   return h;
 }

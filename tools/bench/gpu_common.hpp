@@ -26,6 +26,14 @@ struct CeilingResult {
   std::vector<std::pair<CeilingVariant, Timing>> variants;
 };
 
+// The best median and the best batch of several timings of the same bytes (the ceiling's launch
+// shapes, or its copies); `names` says which one gave each, in CeilingResult::config's words.
+struct BestOf {
+  double median_us = kNaN, batch_us = kNaN;
+  std::string config;
+};
+BestOf best_of(const std::vector<std::pair<std::string, Timing>>& named);
+
 class GpuSession {
  public:
   explicit GpuSession(const Options& opt);
@@ -36,24 +44,38 @@ class GpuSession {
   const GpuInfo& info() const { return info_; }
   cudaStream_t stream() const { return stream_; }
   InputPool& pool() { return pool_; }
+  const InputPool& pool() const { return pool_; }
   foldkit::cuda::Workspace workspace() const { return ws_; }
   const TimingPlan& plan() const { return plan_; }
   void* out(int slot) const { return static_cast<char*>(d_out_) + 64 * slot; }  // slots 0..3, 64 B each
 
   // The pool's current input is rotated over; see time_calls.
   Timing time(const Call& call) { return time_calls(plan_, stream_, pool_, &gate_, call); }
+  // Rivals timed together, interleaved round robin (time_interleaved).
+  std::vector<Timing> time_all(const std::vector<Call>& calls) {
+    return time_interleaved(plan_, stream_, pool_, &gate_, calls);
+  }
+  // The ceiling's launch shapes reading `bytes` of each input, as calls for time_all.
+  std::vector<Call> ceiling_calls(std::size_t bytes);
+  // The ceiling from the timings of ceiling_calls(bytes), in the same order.
+  CeilingResult ceiling_from(const std::vector<Timing>& timings) const;
   // The same with another plan (foldkit-bench ladder: 3 calls for a rung that takes ~0.1 s each).
   Timing time(const Call& call, const TimingPlan& plan) { return time_calls(plan, stream_, pool_, &gate_, call); }
-  // Times every ceiling variant reading `bytes` of each copy of the pool's current input.
+  // Times every ceiling variant reading `bytes` of each copy of the pool's current input
+  // (interleaved among themselves; the tables time them interleaved with the rivals instead).
   CeilingResult measure_ceiling(std::size_t bytes);
   // Synchronises the stream, then copies `bytes` of result slot `slot` to host.
   void read_result(int slot, void* host, std::size_t bytes);
 
-  Header make_header(const std::string& title, const Options& opt) const;
+  // The title, the GPU, the CUDA versions, the commit and how every number is taken; `order`
+  // says how the suite times its rivals ("interleaved ...", "sequential ...").
+  Header make_header(const std::string& title, const Options& opt, const std::string& order) const;
 
   // Times `call` into row.median_us / row.batch_us; a gate that timed out is noted in
   // row.config, an exception becomes row.check ("ERROR ...").
   void time_into(Row& row, const Call& call);
+  // The same for a Timing taken by time_all.
+  static void record(Row& row, const Timing& t);
 
  private:
   GpuInfo info_;

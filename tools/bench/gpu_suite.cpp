@@ -2,15 +2,17 @@
 //
 // Part 1, sizes: n = 2^10, 2^12, ..., 2^28: f32 sum, max, argmax; i32 sum; f64 sum.
 // Part 2, dtypes: sum of every dtype at 2^26, and of f16 and bf16 at 2^28 as well.
-// Every case: one sanity check (foldkit's result against CUB's on the same input), then CUB and
-// foldkit timed the same way over the same rotated inputs, next to the ceiling for the same
-// byte count (measured once per byte count and reused).
+// Every case: one sanity check (foldkit's result against CUB's on the same input), then the
+// ceiling's launch shapes, CUB and foldkit timed together, interleaved call by call over the same
+// rotated inputs (timing.hpp), so every ratio compares numbers taken in the same minutes.
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <tuple>
+#include <vector>
+#include <cstdint>
 
 #include "cub_runner.hpp"
 #include "foldkit/cuda/reduce.hpp"
@@ -76,7 +78,7 @@ class GpuTable {
 
  private:
   std::vector<Row> run_case(const CaseSpec& c);
-  const CeilingResult& ceiling(std::size_t bytes, DType dtype, std::int64_t n);
+  void write_ceiling_variants(const CeilingResult& r, const Row& base);
   void show(const std::vector<Row>& rows, bool fresh);
   void print_ceiling_variants() const;
 
@@ -85,12 +87,13 @@ class GpuTable {
   CsvWriter csv_;
   Summary summary_;
   TableStyle style_;
-  std::map<std::size_t, CeilingResult> ceilings_;  // by bytes read
+  std::map<std::size_t, CeilingResult> ceilings_;  // by bytes read: the last case's, for the listing
   std::map<std::tuple<int, int, std::int64_t>, std::vector<Row>> done_;  // by (op, dtype, n)
 };
 
 int GpuTable::run() {
-  const Header h = sess_.make_header("foldkit-bench: foldkit vs cub::DeviceReduce vs streaming-read ceiling (GPU)", opt_);
+  const Header h = sess_.make_header("foldkit-bench: foldkit vs cub::DeviceReduce vs streaming-read ceiling (GPU)", opt_,
+                                     "ceiling (7 launch shapes), CUB and foldkit interleaved call by call in every case");
   print_header(h);
   if (!opt_.csv_path.empty() && !csv_.open(opt_.csv_path, h)) return 1;
 
@@ -130,25 +133,17 @@ int GpuTable::run() {
   return summary_.failures();
 }
 
-const CeilingResult& GpuTable::ceiling(std::size_t bytes, DType dtype, std::int64_t n) {
-  auto it = ceilings_.find(bytes);
-  if (it != ceilings_.end()) return it->second;
-  CeilingResult r = sess_.measure_ceiling(bytes);
-  // Every variant goes to the CSV, so the ceiling's own tuning can be read back later.
+// Every launch shape of the ceiling goes to the CSV, so the ceiling's own tuning can be read back.
+void GpuTable::write_ceiling_variants(const CeilingResult& r, const Row& base) {
   for (const auto& [v, t] : r.variants) {
-    Row vr;
-    vr.mode = "gpu";
+    Row vr = base;
     vr.impl = "ceiling-variant";
     vr.op = "read";
-    vr.dtype = foldkit::dtype_name(dtype);
-    vr.n = n;
-    vr.bytes = bytes;
     vr.median_us = t.median_us;
     vr.batch_us = t.batch_us;
     vr.config = describe(v);
     csv_.write(vr);
   }
-  return ceilings_.emplace(bytes, std::move(r)).first->second;
 }
 
 std::vector<Row> GpuTable::run_case(const CaseSpec& c) {
@@ -161,6 +156,7 @@ std::vector<Row> GpuTable::run_case(const CaseSpec& c) {
   base.dtype = foldkit::dtype_name(c.dtype);
   base.n = c.n;
   base.bytes = static_cast<std::uint64_t>(c.n) * foldkit::dtype_size(c.dtype);
+  base.memory = pool.memory_text();
   Row fk = base, cub = base, ceil = base;
   fk.impl = "foldkit";
   cub.impl = "cub";
@@ -207,13 +203,22 @@ std::vector<Row> GpuTable::run_case(const CaseSpec& c) {
   if (fk_call && cub_call) fk.check = compare_results(c.op, c.dtype, r_fk, r_cub, "foldkit", "cub");
   else if (fk_call) fk.check = "not checked (no CUB result)";
 
-  // 3. Time: ceiling (cached per byte count), CUB, foldkit, all over the same rotated inputs.
-  const CeilingResult& cr = ceiling(base.bytes, c.dtype, c.n);
+  // 3. Time the ceiling's launch shapes, CUB and foldkit together, interleaved call by call.
+  std::vector<Call> calls = sess_.ceiling_calls(base.bytes);
+  const std::size_t n_ceiling = calls.size();
+  const std::size_t cub_at = cub_call ? calls.size() : SIZE_MAX;
+  if (cub_call) calls.push_back([&](const void* in) { cub_call->run(in, sess_.out(1), s); });
+  const std::size_t fk_at = fk_call ? calls.size() : SIZE_MAX;
+  if (fk_call) calls.push_back([&](const void* in) { fk_call(in, sess_.out(0)); });
+  const std::vector<Timing> t = sess_.time_all(calls);
+  const CeilingResult cr = sess_.ceiling_from(std::vector<Timing>(t.begin(), t.begin() + n_ceiling));
   ceil.median_us = cr.median_us;
   ceil.batch_us = cr.batch_us;
   ceil.config = cr.config;
-  if (cub_call) sess_.time_into(cub, [&](const void* in) { cub_call->run(in, sess_.out(1), s); });
-  if (fk_call) sess_.time_into(fk, [&](const void* in) { fk_call(in, sess_.out(0)); });
+  if (cub_call) GpuSession::record(cub, t[cub_at]);
+  if (fk_call) GpuSession::record(fk, t[fk_at]);
+  write_ceiling_variants(cr, base);
+  ceilings_[base.bytes] = cr;
 
   for (Row* r : {&fk, &cub}) {
     r->ceil_median_us = cr.median_us;

@@ -71,6 +71,12 @@ bool LadderBench::l2_resident(bool same_buffer) const {
   return same_buffer && static_cast<std::size_t>(n_) * 4 < sess_.info().l2_bytes;
 }
 
+std::string LadderBench::memory_text(bool same_buffer) const {
+  std::string m = same_buffer ? std::string("one input reused") + (l2_resident(true) ? " (L2-resident)" : "")
+                              : sess_.pool().memory_text();
+  return scan_ ? m + "; one output buffer" : m;
+}
+
 bool LadderBench::prepare(Element e, std::int64_t n, bool scan) {
   const std::size_t bytes = static_cast<std::size_t>(n) * 4;
   const std::size_t copies = std::max<std::size_t>(2, (InputPool::kRotateBytes + bytes - 1) / bytes);

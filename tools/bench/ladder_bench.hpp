@@ -52,6 +52,8 @@ class LadderBench {
   std::int64_t n() const { return n_; }
   std::uint64_t bytes_moved() const;  // reductions: n * 4 read; scans: n * 4 read + n * 4 written
   bool l2_resident(bool same_buffer) const;
+  // "one input reused (L2-resident)" or the rotation; scans add "; one output buffer".
+  std::string memory_text(bool same_buffer) const;
 
   // Times f(input): the same input every call (same_buffer: copy 0, as the seeds timed) or the
   // rotation. `plan` defaults to the session's; the slow-call rule may shorten it.

@@ -6,26 +6,9 @@
 namespace fkbench {
 namespace {
 
-std::string num(double v, const char* f) {
-  if (std::isnan(v)) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string num(double v, const char* f) { return number_or_dash(v, f); }
 std::string us_text(double v) { return num(v, v < 1000 ? "%.2f" : v < 1e6 ? "%.1f" : "%.0f"); }
 std::string gbps_text(double v) { return num(v, v < 10 ? "%.3f" : v < 100 ? "%.1f" : "%.0f"); }
-
-// Quotes a CSV field when it holds a separator, a quote or a newline.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c == '\n' ? ' ' : c;
-  }
-  return q + "\"";
-}
-std::string csv_num(double v, const char* f) { return std::isnan(v) ? "" : num(v, f); }
 
 }  // namespace
 
@@ -63,38 +46,21 @@ void print_ladder_rows(const std::vector<LadderRow>& rows) {
   std::fflush(stdout);
 }
 
-LadderCsv::~LadderCsv() {
-  if (f_) std::fclose(f_);
-}
-
 bool LadderCsv::open(const std::string& path, const Header& h) {
-  f_ = std::fopen(path.c_str(), "w");
-  if (!f_) {
-    std::fprintf(stderr, "foldkit-bench: cannot write CSV file '%s'\n", path.c_str());
-    return false;
-  }
-  gpu_ = h.device;
-  date_ = h.date;
-  std::fprintf(f_,
-               "gpu,date,seed,table,variant,element,rung,n,bytes_moved,l2_resident,shape,median_us,batch_us,gbps,"
-               "pct_of_ceiling,speedup_vs_rung0,check,note\n");
-  std::fflush(f_);
-  return true;
+  return file_.open(path, h, "gpu",
+                    {"seed", "table", "variant", "element", "rung", "n", "bytes_moved", "l2_resident", "shape",
+                     "median_us", "batch_us", "gbps", "pct_of_ceiling", "speedup_vs_rung0", "check", "note"});
 }
 
 void LadderCsv::write(const LadderRow& r) {
-  if (!f_) return;
   // The seed's own figure goes into the note: it is the author's number, not a measurement.
   std::string note = r.note;
   if (!r.seed_figure.empty()) note += (note.empty() ? "" : "; ") + std::string("seed: ") + r.seed_figure;
-  std::fprintf(f_, "%s,%s,%s,%s,%s,%s,%s,%lld,%llu,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", csv_field(gpu_).c_str(),
-               date_.c_str(), r.seed.c_str(), r.table.c_str(), csv_field(r.variant).c_str(), r.element.c_str(),
-               r.rung >= 0 ? std::to_string(r.rung).c_str() : "", static_cast<long long>(r.n),
-               static_cast<unsigned long long>(r.bytes_moved), r.l2_resident ? 1 : 0, csv_field(r.shape).c_str(),
-               csv_num(r.median_us, "%.3f").c_str(), csv_num(r.batch_us, "%.3f").c_str(),
-               csv_num(ladder_gbps(r), "%.1f").c_str(), csv_num(ladder_pct_of_ceiling(r), "%.2f").c_str(),
-               csv_num(ladder_speedup(r), "%.3f").c_str(), csv_field(r.check).c_str(), csv_field(note).c_str());
-  std::fflush(f_);  // a crash half-way leaves every finished row on disk
+  file_.write({r.seed, r.table, r.variant, r.element, r.rung >= 0 ? std::to_string(r.rung) : "", std::to_string(r.n),
+               std::to_string(r.bytes_moved), r.l2_resident ? "1" : "0", r.shape, csv_number(r.median_us, "%.3f"),
+               csv_number(r.batch_us, "%.3f"), csv_number(ladder_gbps(r), "%.1f"),
+               csv_number(ladder_pct_of_ceiling(r), "%.2f"), csv_number(ladder_speedup(r), "%.3f"), r.check, note},
+              r.memory);
 }
 
 }  // namespace fkbench

@@ -29,6 +29,7 @@ struct LadderRow {
   std::string check;         // "ok", "WRONG ...", "ERROR ...", "" (not checked)
   std::string note;          // "n=3", "skipped (...)", the seed's own figure, ...
   std::string seed_figure;   // what the seed's author reported for this rung (their GPU)
+  std::string memory;        // "one input reused", "inputs rotated over 1024 MiB (4 copies)", ...
 };
 
 double ladder_gbps(const LadderRow& r);
@@ -45,19 +46,14 @@ void print_ladder_title(const std::string& title, const std::vector<std::string>
 void print_ladder_rows(const std::vector<LadderRow>& rows);
 
 // CSV columns: gpu,date,seed,table,variant,element,rung,n,bytes_moved,l2_resident,shape,
-// median_us,batch_us,gbps,pct_of_ceiling,speedup_vs_rung0,check,note
+// median_us,batch_us,gbps,pct_of_ceiling,speedup_vs_rung0,check,note, then CsvFile's run columns.
 class LadderCsv {
  public:
-  LadderCsv() = default;
-  ~LadderCsv();
-  LadderCsv(const LadderCsv&) = delete;
-  LadderCsv& operator=(const LadderCsv&) = delete;
   bool open(const std::string& path, const Header& h);  // false (message on stderr) on failure
   void write(const LadderRow& r);
 
  private:
-  std::FILE* f_ = nullptr;
-  std::string gpu_, date_;
+  CsvFile file_;
 };
 
 }  // namespace fkbench

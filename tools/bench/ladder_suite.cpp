@@ -61,7 +61,8 @@ class LadderTables {
 };
 
 int LadderTables::run() {
-  Header h = bench_.session().make_header("foldkit-bench ladder: the seeds' kernel ladders, rung by rung (GPU)", opt_);
+  Header h = bench_.session().make_header("foldkit-bench ladder: the seeds' kernel ladders, rung by rung (GPU)", opt_,
+                                               "sequential: the ceiling, then each rung, then foldkit and CUB");
   h.lines.emplace_back("sizes", "seed_size: the seed's n, ONE input reused every call as the seeds timed (L2-resident "
                                 "when it fits in L2); dram_size: 2^28 elements, inputs rotated over >= 1 GiB (seed 004: its "
                                 "own 2^30, rotated, one table)");
@@ -164,6 +165,7 @@ void LadderTables::table(const SeedPlan& p, Element e, std::int64_t n, bool seed
     r.n = n;
     r.bytes_moved = bench_.bytes_moved();
     r.l2_resident = bench_.l2_resident(same_buffer);
+    r.memory = bench_.memory_text(same_buffer);
     r.ceiling_us = ceil_us;
     r.rung0_us = rung0;
     csv_.write(r);

@@ -32,7 +32,7 @@ const char* kUsage =
     "  --no-gate        time single calls without holding the stream (includes host submission)\n"
     "  sweep            tune foldkit's reduction kernel: block_threads x unroll x blocks/SM for sum f32,\n"
     "                   max f32, argmax f32, sum i32, sum f64, sum f16 at 4 KiB .. 1 GiB of input (the\n"
-    "                   tuning table's tiers); tools/bench/pick_reduce_table.py picks the table from its CSV\n"
+    "                   tuning table's tiers); tools/probes/pick_reduce_table.py picks the table from its CSV\n"
     "  --dtypes LIST    sweep only the cases of these dtypes (f32,i32,f64,f16)\n"
     "  --tiers A-B      sweep only size tiers A..B (tier k: 4 KiB * 2^k of input)\n"
     "  ladder           the seeds' kernel ladders (ladder/) rung by rung, each seed in its own table, at the\n"

@@ -3,8 +3,8 @@
 // Part 1, sizes: f32 and i32 (-> int64) inclusive and exclusive sums at n = 2^10, 2^12, ..., 2^28.
 // Part 2, dtypes: f64 and f16 inclusive sums at 2^26.
 // Every case: one check (foldkit's output against CUB's on the same input, element by element),
-// then CUB and foldkit timed the same way over the same rotated inputs, each writing its own
-// output buffer, next to the copy ceiling for the same bytes (measured once per byte count).
+// then the copy ceiling's two copies, CUB and foldkit timed together, interleaved call by call
+// over the same rotated inputs, each call writing the next of a rotation of output buffers.
 //
 // Bytes: a scan reads n input elements and writes n outputs, so its traffic is
 // n * (sizeof(T) + sizeof(result)): 8n for f32, 16n for f64, 4n for f16, and 12n for i32, whose
@@ -103,12 +103,7 @@ double check_tolerance(DType t) {
   }
 }
 
-// The copy ceiling over one byte count: the faster of cudaMemcpyAsync and the 16-byte copy kernel
-// (best median and best batch, each from whichever copy gave it).
-struct CopyCeiling {
-  double median_us = kNaN, batch_us = kNaN;
-  std::string config;
-};
+std::uint64_t copy_bytes(const ScanCase& c) { return (read_bytes(c) + write_bytes(c) + 1) / 2; }
 
 class ScanTable {
  public:
@@ -121,12 +116,17 @@ class ScanTable {
 
  private:
   void allocate(const std::vector<ScanCase>& all);
+  void prepare_case(const ScanCase& c);
   void run_group(DType dtype, std::int64_t n, std::initializer_list<bool> kinds);
   void run_blocked_and_segmented_case(const ScanCase& c);
   void run_policy_sweep(DType dtype, std::int64_t n);
   std::vector<Row> run_case(const ScanCase& c);
-  const CopyCeiling& ceiling(std::uint64_t copy_bytes);
+  // The copy ceiling's two copies of `bytes` (cudaMemcpyAsync, the 16-byte copy kernel) as calls
+  // for time_all, and the ceiling from their timings (each copy also goes to the CSV).
+  std::vector<Call> ceiling_calls(std::uint64_t bytes);
+  BestOf ceiling_from(std::uint64_t bytes, const Timing& memcpy_t, const Timing& kernel_t, const std::string& memory);
   void show(const std::vector<Row>& rows);
+  std::string memory_text() const { return sess_.pool().memory_text() + "; " + outs_.memory_text(); }
 
   const Options& opt_;
   GpuSession sess_;
@@ -134,41 +134,46 @@ class ScanTable {
   Summary summary_;
   TableStyle style_;
   foldkit::cuda::Workspace ws_{};
-  void* d_fk_out_ = nullptr;   // foldkit's output
-  void* d_cub_out_ = nullptr;  // CUB's output, and the ceiling's copy destination
+  OutputPool outs_;  // check(0): foldkit's checked output, check(1): CUB's; the rest rotate
   std::int64_t* d_offsets_ = nullptr;  // the segmented case's offsets (num_segments_ + 1)
   std::int64_t num_segments_ = 0;
   void* d_sweep_ws_ = nullptr;  // the policy sweep's workspace (its smallest tiles need more slots)
-  std::map<std::uint64_t, CopyCeiling> ceilings_;  // by bytes copied
+  std::map<std::uint64_t, BestOf> ceilings_;  // by bytes copied: the last case's, for the listing
 };
 
 ScanTable::~ScanTable() {
   cudaStreamSynchronize(sess_.stream());
   if (ws_.ptr) cudaFree(ws_.ptr);
-  if (d_fk_out_) cudaFree(d_fk_out_);
-  if (d_cub_out_) cudaFree(d_cub_out_);
   if (d_offsets_) cudaFree(d_offsets_);
   if (d_sweep_ws_) cudaFree(d_sweep_ws_);
 }
 
-// One foldkit workspace for every case (sized for the largest), two output buffers.
+// One foldkit workspace for every case (sized for the largest); the output rotation laid out
+// for the largest case first, so that later cases reuse its allocation.
 void ScanTable::allocate(const std::vector<ScanCase>& all) {
   std::size_t ws_bytes = 0;
   std::uint64_t out_bytes = 0;
   for (const ScanCase& c : all) {
     ws_bytes = std::max(ws_bytes, foldkit::cuda::scan_workspace_bytes(c.n, c.dtype));
-    out_bytes = std::max({out_bytes, write_bytes(c), (read_bytes(c) + write_bytes(c) + 1) / 2});
+    out_bytes = std::max({out_bytes, write_bytes(c), copy_bytes(c)});
   }
   FKB_CHECK(cudaMalloc(&ws_.ptr, ws_bytes ? ws_bytes : 16));
   ws_.bytes = ws_bytes;
   foldkit::cuda::init_scan_workspace(ws_, sess_.stream());
-  FKB_CHECK(cudaMalloc(&d_fk_out_, out_bytes));
-  FKB_CHECK(cudaMalloc(&d_cub_out_, out_bytes));
+  outs_.prepare(static_cast<std::size_t>(out_bytes));
   FKB_CHECK(cudaStreamSynchronize(sess_.stream()));
 }
 
+// Inputs long enough for the copy ceiling to read its (read + written) / 2 bytes from each, and
+// output buffers for the larger of the scan's output and the copy.
+void ScanTable::prepare_case(const ScanCase& c) {
+  sess_.pool().prepare(c.dtype, c.n, input_seed(c.dtype, c.n), sess_.stream(), static_cast<std::size_t>(copy_bytes(c)));
+  outs_.prepare(static_cast<std::size_t>(std::max(write_bytes(c), copy_bytes(c))));
+}
+
 int ScanTable::run() {
-  Header h = sess_.make_header("foldkit-bench scan: foldkit prefix sums vs cub::DeviceScan vs copy ceiling (GPU)", opt_);
+  Header h = sess_.make_header("foldkit-bench scan: foldkit prefix sums vs cub::DeviceScan vs copy ceiling (GPU)", opt_,
+                               "copy ceiling (2 copies), CUB and foldkit interleaved call by call in every case");
   for (auto& [key, value] : h.lines)
     if (key == "ratios")
       value = "time / other time (< 1: foldkit faster); GB/s = (bytes read + bytes written) / time";
@@ -177,6 +182,10 @@ int ScanTable::run() {
                               "through InclusiveScan / ExclusiveScan, the same types as foldkit");
   h.lines.emplace_back("ceiling", "faster of cudaMemcpyAsync D2D and a 16-byte copy kernel, copying (read + write) / 2 "
                                   "bytes (i32: 4n read + 8n written = 12n, so 6n copied)");
+  for (auto& [key, value] : h.lines)
+    if (key == "memory")
+      value += "; outputs rotated over >= 1 GiB too (each call writes the next buffer), so no call writes into "
+               "lines the previous one left in L2";
   print_header(h);
   if (!opt_.csv_path.empty() && !csv_.open(opt_.csv_path, h)) return 1;
 
@@ -244,9 +253,7 @@ int ScanTable::run() {
 }
 
 void ScanTable::run_group(DType dtype, std::int64_t n, std::initializer_list<bool> kinds) {
-  const ScanCase probe{false, dtype, n};
-  ceiling((read_bytes(probe) + write_bytes(probe) + 1) / 2);  // may lay the pool out for itself: first
-  sess_.pool().prepare(dtype, n, input_seed(dtype, n), sess_.stream());
+  prepare_case({false, dtype, n});
   for (bool exclusive : kinds) show(run_case({exclusive, dtype, n}));
 }
 
@@ -254,20 +261,18 @@ void ScanTable::run_group(DType dtype, std::int64_t n, std::initializer_list<boo
 // outputs are checked on the device against a serial per-block sum; segmented ones are checked
 // by the test suite, not here.
 void ScanTable::run_blocked_and_segmented_case(const ScanCase& c) {
-  ceiling((read_bytes(c) + write_bytes(c) + 1) / 2);
-  sess_.pool().prepare(c.dtype, c.n, input_seed(c.dtype, c.n), sess_.stream());
+  prepare_case(c);
   show(run_case(c));
 }
 
 // Every variant of scan_variants(dtype) at n: checked once against CUB's output, then timed
-// like the table's rows, beside CUB and the copy ceiling.
+// with CUB and the copy ceiling, all interleaved.
 void ScanTable::run_policy_sweep(DType dtype, std::int64_t n) {
   const std::vector<ScanVariant> variants = scan_variants(dtype);
   if (variants.empty()) return;
   cudaStream_t s = sess_.stream();
   const ScanCase c{false, dtype, n};
-  const CopyCeiling& cr = ceiling((read_bytes(c) + write_bytes(c) + 1) / 2);
-  sess_.pool().prepare(dtype, n, input_seed(dtype, n), s);
+  prepare_case(c);
   InputPool& pool = sess_.pool();
   if (d_sweep_ws_ == nullptr) {
     const std::size_t bytes = scan_variant_workspace_bytes(dtype, std::int64_t{1} << 28);
@@ -277,8 +282,8 @@ void ScanTable::run_policy_sweep(DType dtype, std::int64_t n) {
   const DType out_dtype = result_dtype(dtype);
   const std::size_t out_bytes = static_cast<std::size_t>(write_bytes(c));
   std::unique_ptr<CubReduce> cub_call = make_cub_scan_sum(false, dtype, n);
-  FKB_CHECK(cudaMemsetAsync(d_cub_out_, 0xFF, out_bytes, s));
-  cub_call->run(pool.copy(0), d_cub_out_, s);
+  FKB_CHECK(cudaMemsetAsync(outs_.check(1), 0xFF, out_bytes, s));
+  cub_call->run(pool.copy(0), outs_.check(1), s);
   FKB_CHECK_LAUNCH("CUB scan");
   Row cub;
   cub.mode = "gpu";
@@ -287,29 +292,38 @@ void ScanTable::run_policy_sweep(DType dtype, std::int64_t n) {
   cub.dtype = foldkit::dtype_name(dtype);
   cub.n = n;
   cub.bytes = read_bytes(c) + write_bytes(c);
+  cub.memory = memory_text();
   cub.config = cub_call->api();
-  sess_.time_into(cub, [&](const void* in) { cub_call->run(in, d_cub_out_, s); });
-  // Restore CUB's output of copy 0 (the timing wrote other copies' scans over it).
-  cub_call->run(pool.copy(0), d_cub_out_, s);
   std::vector<Row> rows;
-  for (const ScanVariant& v : variants) {
+  std::vector<Call> calls = ceiling_calls(copy_bytes(c));
+  calls.push_back([&](const void* in) { cub_call->run(in, outs_.next(), s); });
+  std::vector<std::size_t> at(variants.size(), SIZE_MAX);  // where each checked variant's call is
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    const ScanVariant& v = variants[k];
     Row r = cub;
     r.impl = "variant";
     r.config = v.name;
-    r.cub_median_us = cub.median_us;
-    r.cub_batch_us = cub.batch_us;
     try {
-      FKB_CHECK(cudaMemsetAsync(d_fk_out_, 0xFF, out_bytes, s));
-      v.run(pool.copy(0), d_fk_out_, n, d_sweep_ws_, s);
+      FKB_CHECK(cudaMemsetAsync(outs_.check(0), 0xFF, out_bytes, s));
+      v.run(pool.copy(0), outs_.check(0), n, d_sweep_ws_, s);
       FKB_CHECK_LAUNCH(v.name.c_str());
-      const ScanComparison cmp = compare_scan_outputs(out_dtype, d_fk_out_, d_cub_out_, static_cast<std::size_t>(n),
-                                                      check_tolerance(out_dtype), s);
+      const ScanComparison cmp = compare_scan_outputs(out_dtype, outs_.check(0), outs_.check(1),
+                                                      static_cast<std::size_t>(n), check_tolerance(out_dtype), s);
       r.check = cmp.mismatches == 0 ? "ok" : "MISMATCH " + std::to_string(cmp.mismatches) + " outputs differ from CUB's";
-      sess_.time_into(r, [&](const void* in) { v.run(in, d_fk_out_, n, d_sweep_ws_, s); });
+      at[k] = calls.size();
+      calls.push_back([&, k](const void* in) { variants[k].run(in, outs_.next(), n, d_sweep_ws_, s); });
     } catch (const std::exception& e) {
       r.check = std::string("ERROR ") + e.what();
     }
     rows.push_back(r);
+  }
+  const std::vector<Timing> t = sess_.time_all(calls);
+  const BestOf cr = ceiling_from(copy_bytes(c), t[0], t[1], cub.memory);
+  GpuSession::record(cub, t[2]);
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    if (at[k] != SIZE_MAX) GpuSession::record(rows[k], t[at[k]]);
+    rows[k].cub_median_us = cub.median_us;
+    rows[k].cub_batch_us = cub.batch_us;
   }
   Row ceil = cub;
   ceil.impl = "ceiling";
@@ -332,47 +346,41 @@ void ScanTable::run_policy_sweep(DType dtype, std::int64_t n) {
   }
 }
 
-const CopyCeiling& ScanTable::ceiling(std::uint64_t copy_bytes) {
-  if (auto it = ceilings_.find(copy_bytes); it != ceilings_.end()) return it->second;
+std::vector<Call> ScanTable::ceiling_calls(std::uint64_t copy_bytes) {
   cudaStream_t s = sess_.stream();
-  // The copies read rotated inputs of exactly copy_bytes, like the scans read theirs.
-  sess_.pool().prepare(DType::u32, static_cast<std::int64_t>((copy_bytes + 3) / 4), input_seed(DType::u32, copy_bytes), s);
   const std::size_t bytes = static_cast<std::size_t>(copy_bytes);
-  const std::pair<const char*, Timing> candidates[] = {
-      {"cudaMemcpyAsync",
-       sess_.time([&](const void* in) { FKB_CHECK(cudaMemcpyAsync(d_cub_out_, in, bytes, cudaMemcpyDeviceToDevice, s)); })},
-      {"16-byte copy kernel",
-       sess_.time([&](const void* in) { launch_copy(in, d_cub_out_, bytes, sess_.info().sm_count, s); })},
+  const int sms = sess_.info().sm_count;
+  return {
+      [this, s, bytes](const void* in) {
+        FKB_CHECK(cudaMemcpyAsync(outs_.next(), in, bytes, cudaMemcpyDeviceToDevice, s));
+      },
+      [this, s, bytes, sms](const void* in) { launch_copy(in, outs_.next(), bytes, sms, s); },
   };
-  CopyCeiling c;
-  std::string best_median, best_batch;
-  for (const auto& [name, t] : candidates) {
-    if (std::isnan(c.median_us) || t.median_us < c.median_us) {
-      c.median_us = t.median_us;
-      best_median = name;
-    }
-    if (std::isnan(c.batch_us) || t.batch_us < c.batch_us) {
-      c.batch_us = t.batch_us;
-      best_batch = name;
-    }
-    Row v;  // every candidate goes to the CSV
+}
+
+BestOf ScanTable::ceiling_from(std::uint64_t copy_bytes, const Timing& memcpy_t, const Timing& kernel_t,
+                               const std::string& memory) {
+  const std::vector<std::pair<std::string, Timing>> named = {{"cudaMemcpyAsync", memcpy_t},
+                                                             {"16-byte copy kernel", kernel_t}};
+  for (const auto& [name, t] : named) {
+    Row v;  // every copy goes to the CSV
     v.mode = "gpu";
     v.impl = "ceiling-variant";
     v.op = "copy";
     v.dtype = "u8";
     v.n = static_cast<std::int64_t>(copy_bytes);
     v.bytes = 2 * copy_bytes;
-    v.median_us = t.median_us;
-    v.batch_us = t.batch_us;
+    v.memory = memory;
+    GpuSession::record(v, t);
     v.config = name;
     csv_.write(v);
   }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "copy %.1f MB; %s", copy_bytes / 1e6,
-                best_median == best_batch ? ("best: " + best_median).c_str()
-                                          : ("best median: " + best_median + ", batch: " + best_batch).c_str());
-  c.config = buf;
-  return ceilings_.emplace(copy_bytes, std::move(c)).first->second;
+  BestOf c = best_of(named);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "copy %.1f MB; ", copy_bytes / 1e6);
+  c.config = buf + c.config;
+  ceilings_[copy_bytes] = c;
+  return c;
 }
 
 std::vector<Row> ScanTable::run_case(const ScanCase& c) {
@@ -388,6 +396,7 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   base.dtype = foldkit::dtype_name(c.dtype);
   base.n = c.n;
   base.bytes = read_bytes(c) + write_bytes(c);
+  base.memory = memory_text();
   Row fk = base, cub = base, ceil = base;
   fk.impl = "foldkit";
   cub.impl = "cub";
@@ -420,8 +429,8 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   const std::size_t out_bytes = static_cast<std::size_t>(write_bytes(c));
   if (fk_call) {
     try {
-      FKB_CHECK(cudaMemsetAsync(d_fk_out_, 0xFF, out_bytes, s));
-      fk_call(pool.copy(0), d_fk_out_);
+      FKB_CHECK(cudaMemsetAsync(outs_.check(0), 0xFF, out_bytes, s));
+      fk_call(pool.copy(0), outs_.check(0));
       FKB_CHECK_LAUNCH("foldkit scan");
       FKB_CHECK(cudaStreamSynchronize(s));
     } catch (const std::exception& e) {
@@ -431,8 +440,8 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   }
   if (cub_call) {
     try {
-      FKB_CHECK(cudaMemsetAsync(d_cub_out_, 0xFF, out_bytes, s));
-      cub_call->run(pool.copy(0), d_cub_out_, s);
+      FKB_CHECK(cudaMemsetAsync(outs_.check(1), 0xFF, out_bytes, s));
+      cub_call->run(pool.copy(0), outs_.check(1), s);
       FKB_CHECK_LAUNCH("CUB scan");
       FKB_CHECK(cudaStreamSynchronize(s));
     } catch (const std::exception& e) {
@@ -443,7 +452,7 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   if (fk_call && cub_call) {
     const bool is_float = foldkit::visit_dtype(out_dtype, [](auto tag) { return foldkit::is_floating_v<decltype(tag)>; });
     const ScanComparison cmp =
-        compare_scan_outputs(out_dtype, d_fk_out_, d_cub_out_, static_cast<std::size_t>(c.n), check_tolerance(out_dtype), s);
+        compare_scan_outputs(out_dtype, outs_.check(0), outs_.check(1), static_cast<std::size_t>(c.n), check_tolerance(out_dtype), s);
     char note[96];
     if (is_float) std::snprintf(note, sizeof note, "max rel err vs CUB %.1e", cmp.max_rel_err);
     else std::snprintf(note, sizeof note, "exact");
@@ -458,12 +467,12 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
       fk.check = buf;
     }
   } else if (fk_call && c.block_length > 0 && (c.dtype == DType::i32 || c.dtype == DType::f32)) {
-    auto* counters = static_cast<unsigned long long*>(d_cub_out_);  // free in blocked cases
+    auto* counters = static_cast<unsigned long long*>(outs_.check(1));  // free in blocked cases
     const unsigned long long init[2] = {0, ~0ull};
     FKB_CHECK(cudaMemcpyAsync(counters, init, sizeof init, cudaMemcpyHostToDevice, s));
     const auto len = static_cast<std::size_t>(c.block_length);
-    if (c.dtype == DType::i32) launch_scan_check_wide(pool.copy(0), d_fk_out_, static_cast<std::size_t>(c.n), len, counters, s);
-    else launch_scan_check(false, pool.copy(0), d_fk_out_, static_cast<std::size_t>(c.n), len, counters, s);
+    if (c.dtype == DType::i32) launch_scan_check_wide(pool.copy(0), outs_.check(0), static_cast<std::size_t>(c.n), len, counters, s);
+    else launch_scan_check(false, pool.copy(0), outs_.check(0), static_cast<std::size_t>(c.n), len, counters, s);
     unsigned long long res[2];
     FKB_CHECK(cudaMemcpyAsync(res, counters, sizeof res, cudaMemcpyDeviceToHost, s));
     FKB_CHECK(cudaStreamSynchronize(s));
@@ -473,13 +482,20 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
     fk.check = c.segmented ? "not checked here (tests check segmented scans)" : "not checked (no CUB result)";
   }
 
-  // 3. Time: ceiling (cached per byte count), CUB, foldkit, all over the same rotated inputs.
-  const CopyCeiling& cr = ceiling((base.bytes + 1) / 2);
+  // 3. Time the two copies, CUB and foldkit together, interleaved call by call, each call
+  //    writing the next output buffer of the rotation.
+  std::vector<Call> calls = ceiling_calls(copy_bytes(c));
+  const std::size_t cub_at = cub_call ? calls.size() : SIZE_MAX;
+  if (cub_call) calls.push_back([&](const void* in) { cub_call->run(in, outs_.next(), s); });
+  const std::size_t fk_at = fk_call ? calls.size() : SIZE_MAX;
+  if (fk_call) calls.push_back([&](const void* in) { fk_call(in, outs_.next()); });
+  const std::vector<Timing> t = sess_.time_all(calls);
+  const BestOf cr = ceiling_from(copy_bytes(c), t[0], t[1], base.memory);
   ceil.median_us = cr.median_us;
   ceil.batch_us = cr.batch_us;
   ceil.config = cr.config;
-  if (cub_call) sess_.time_into(cub, [&](const void* in) { cub_call->run(in, d_cub_out_, s); });
-  if (fk_call) sess_.time_into(fk, [&](const void* in) { fk_call(in, d_fk_out_); });
+  if (cub_call) GpuSession::record(cub, t[cub_at]);
+  if (fk_call) GpuSession::record(fk, t[fk_at]);
 
   for (Row* r : {&fk, &cub}) {
     r->ceil_median_us = cr.median_us;

@@ -3,7 +3,7 @@
 // argmax f32, sum i32, sum f64, sum f16) at the tuning table's sample sizes (4 KiB ... 1 GiB of
 // input), to choose the table in include/foldkit/cuda/tuning/reduce_tuning.hpp. Prints each
 // case's best configurations beside the tuned default (with and without programmatic launch).
-// The table is picked from the CSV (one run or several) by tools/bench/pick_reduce_table.py.
+// The table is picked from the CSV (one run or several) by tools/probes/pick_reduce_table.py.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -67,7 +67,8 @@ class Sweep {
 };
 
 int Sweep::run() {
-  const Header h = sess_.make_header("foldkit-bench sweep: launch configurations of foldkit's reduction kernel", opt_);
+  const Header h = sess_.make_header("foldkit-bench sweep: launch configurations of foldkit's reduction kernel", opt_,
+                                     "sequential: one configuration after another");
   print_header(h);
   if (!opt_.csv_path.empty() && !csv_.open(opt_.csv_path, h)) return 1;
 
@@ -122,6 +123,7 @@ std::vector<Measured> Sweep::sweep_case(Case c, int tier) {
     r.dtype = foldkit::dtype_name(dtype);
     r.n = n;
     r.bytes = bytes;
+    r.memory = pool.memory_text();
     r.config = cfg_name(cfg);
     r.ceil_median_us = ceil.median_us;
     r.ceil_batch_us = ceil.batch_us;

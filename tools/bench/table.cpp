@@ -39,21 +39,14 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-void print_header(const Header& h) {
-  std::printf("%s\n", h.title.c_str());
-  std::printf("  %-9s: %s\n", "device", h.device.c_str());
-  for (const auto& [k, v] : h.lines) std::printf("  %-9s: %s\n", k.c_str(), v.c_str());
-  std::printf("  %-9s: %s\n", "date", h.date.c_str());
-  std::printf("  %-9s: %s\n", "command", h.command.c_str());
-  std::fflush(stdout);
+std::string number_or_dash(double v, const char* f) {
+  if (std::isnan(v)) return "-";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
 }
 
-// ---------------------------------------------------------------------------------------------
-// CSV
-// ---------------------------------------------------------------------------------------------
-namespace {
-
-std::string csv_quote(const std::string& s) {
+std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) {
@@ -63,20 +56,34 @@ std::string csv_quote(const std::string& s) {
   return q + "\"";
 }
 
-std::string csv_num(double v, const char* fmt = "%.4f") {
-  if (std::isnan(v)) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
+std::string csv_number(double v, const char* f) { return std::isnan(v) ? "" : number_or_dash(v, f); }
+
+std::string rotation_text(const char* what, std::size_t copies, std::size_t footprint_bytes) {
+  if (copies <= 1) return std::string("one ") + what + " buffer";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%ss rotated over %zu MiB (%zu copies)", what, footprint_bytes >> 20, copies);
   return buf;
 }
 
-}  // namespace
+void print_header(const Header& h) {
+  std::printf("%s\n", h.title.c_str());
+  std::printf("  %-9s: %s\n", "device", h.device.c_str());
+  for (const auto& [k, v] : h.lines) std::printf("  %-9s: %s\n", k.c_str(), v.c_str());
+  std::printf("  %-9s: %s\n", "commit", h.run.commit.c_str());
+  std::printf("  %-9s: %s\n", "date", h.date.c_str());
+  std::printf("  %-9s: %s\n", "command", h.command.c_str());
+  std::fflush(stdout);
+}
 
-CsvWriter::~CsvWriter() {
+// ---------------------------------------------------------------------------------------------
+// CSV
+// ---------------------------------------------------------------------------------------------
+CsvFile::~CsvFile() {
   if (f_) std::fclose(f_);
 }
 
-bool CsvWriter::open(const std::string& path, const Header& h) {
+bool CsvFile::open(const std::string& path, const Header& h, const char* device_column,
+                   const std::vector<std::string>& columns) {
   f_ = std::fopen(path.c_str(), "w");
   if (!f_) {
     std::fprintf(stderr, "foldkit-bench: cannot write CSV file '%s'\n", path.c_str());
@@ -84,30 +91,40 @@ bool CsvWriter::open(const std::string& path, const Header& h) {
   }
   device_ = h.device;
   date_ = h.date;
-  std::fprintf(f_,
-               "gpu_or_cpu_name,date,mode,impl,op,dtype,n,bytes,median_us,batch_mean_us,gbps_median,"
-               "gbps_batch,pct_of_ceiling_median,pct_of_ceiling_batch,ratio_to_cub_median,"
-               "ratio_to_cub_batch,ratio_to_ceiling_median,ratio_to_ceiling_batch,config,check\n");
+  run_ = h.run;
+  std::fprintf(f_, "%s,date", device_column);
+  for (const std::string& c : columns) std::fprintf(f_, ",%s", c.c_str());
+  std::fprintf(f_, ",commit,warmup,reps_median,reps_batch,gate,order,memory\n");
   std::fflush(f_);
   return true;
 }
 
-void CsvWriter::write(const Row& r) {
+void CsvFile::write(const std::vector<std::string>& fields, const std::string& memory) {
   if (!f_) return;
-  const double pct_med = 100.0 * ratio(r.ceil_median_us, r.median_us);
-  const double pct_bat = 100.0 * ratio(r.ceil_batch_us, r.batch_us);
-  std::fprintf(f_, "%s,%s,%s,%s,%s,%s,%lld,%llu,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-               csv_quote(device_).c_str(), date_.c_str(), r.mode.c_str(), csv_quote(r.impl).c_str(),
-               r.op.c_str(), r.dtype.c_str(), static_cast<long long>(r.n),
-               static_cast<unsigned long long>(r.bytes), csv_num(r.median_us, "%.3f").c_str(),
-               csv_num(r.batch_us, "%.3f").c_str(), csv_num(gbps(r.bytes, r.median_us), "%.1f").c_str(),
-               csv_num(gbps(r.bytes, r.batch_us), "%.1f").c_str(), csv_num(pct_med, "%.2f").c_str(),
-               csv_num(pct_bat, "%.2f").c_str(), csv_num(ratio(r.median_us, r.cub_median_us)).c_str(),
-               csv_num(ratio(r.batch_us, r.cub_batch_us)).c_str(),
-               csv_num(ratio(r.median_us, r.ceil_median_us)).c_str(),
-               csv_num(ratio(r.batch_us, r.ceil_batch_us)).c_str(), csv_quote(r.config).c_str(),
-               csv_quote(r.check).c_str());
+  std::fprintf(f_, "%s,%s", csv_field(device_).c_str(), date_.c_str());
+  for (const std::string& v : fields) std::fprintf(f_, ",%s", csv_field(v).c_str());
+  std::fprintf(f_, ",%s,%d,%d,%d,%s,%s,%s\n", csv_field(run_.commit).c_str(), run_.warmup, run_.reps_median,
+               run_.reps_batch, csv_field(run_.gate).c_str(), csv_field(run_.order).c_str(), csv_field(memory).c_str());
   std::fflush(f_);  // a crash half-way still leaves every finished row on disk
+}
+
+bool CsvWriter::open(const std::string& path, const Header& h) {
+  return file_.open(path, h, "gpu_or_cpu_name",
+                    {"mode", "impl", "op", "dtype", "n", "bytes", "median_us", "batch_mean_us", "gbps_median",
+                     "gbps_batch", "pct_of_ceiling_median", "pct_of_ceiling_batch", "ratio_to_cub_median",
+                     "ratio_to_cub_batch", "ratio_to_ceiling_median", "ratio_to_ceiling_batch", "config", "check"});
+}
+
+void CsvWriter::write(const Row& r) {
+  file_.write({r.mode, r.impl, r.op, r.dtype, std::to_string(r.n), std::to_string(r.bytes),
+               csv_number(r.median_us, "%.3f"), csv_number(r.batch_us, "%.3f"),
+               csv_number(gbps(r.bytes, r.median_us), "%.1f"), csv_number(gbps(r.bytes, r.batch_us), "%.1f"),
+               csv_number(100.0 * ratio(r.ceil_median_us, r.median_us), "%.2f"),
+               csv_number(100.0 * ratio(r.ceil_batch_us, r.batch_us), "%.2f"),
+               csv_number(ratio(r.median_us, r.cub_median_us), "%.4f"), csv_number(ratio(r.batch_us, r.cub_batch_us), "%.4f"),
+               csv_number(ratio(r.median_us, r.ceil_median_us), "%.4f"),
+               csv_number(ratio(r.batch_us, r.ceil_batch_us), "%.4f"), r.config, r.check},
+              r.memory);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -115,12 +132,7 @@ void CsvWriter::write(const Row& r) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-std::string fmt(double v, const char* f) {
-  if (std::isnan(v)) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(double v, const char* f) { return number_or_dash(v, f); }
 std::string fmt_us(double v) { return fmt(v, v < 1000 ? "%.2f" : "%.1f"); }
 std::string fmt_pct(double v) { return fmt(v, "%.1f"); }
 std::string fmt_ratio(double v) { return fmt(v, "%.2f"); }
@@ -208,6 +220,12 @@ void Summary::add(const Row& r) {
     faster_median_ += cm < 1.0;
     faster_batch_ += cb < 1.0;
   }
+  const double km = ratio(r.median_us, r.ceil_median_us), kb = ratio(r.batch_us, r.ceil_batch_us);
+  if (!std::isnan(km) && !std::isnan(kb)) {
+    ++vs_ceiling_cases_;
+    below_ceiling_median_ += km < 0.99;
+    below_ceiling_batch_ += kb < 0.99;
+  }
 }
 
 void Summary::add_check(const Row& r) {
@@ -222,7 +240,8 @@ void Summary::add_check(const Row& r) {
 }
 
 void Summary::print(bool with_cub) const {
-  std::printf("\n== Summary (time ratios: > 1 means foldkit is slower) ==\n");
+  std::printf("\n== Summary (time ratios: > 1 means foldkit is slower; per-call median first: the batch includes "
+              "host submission, which dominates below ~2^20 elements) ==\n");
   auto line = [](const char* what, const Worst& w) {
     if (std::isnan(w.value)) return;
     std::printf("  worst %-28s %6.2f   at %s\n", what, w.value, w.where.c_str());
@@ -236,6 +255,10 @@ void Summary::print(bool with_cub) const {
   }
   line("foldkit / ceiling (median):", ceil_median_);
   line("foldkit / ceiling (batch):", ceil_batch_);
+  if (vs_ceiling_cases_)
+    std::printf("  foldkit more than 1%% below the ceiling's time in %d of %d cases (median), %d of %d (batch)%s\n",
+                below_ceiling_median_, vs_ceiling_cases_, below_ceiling_batch_, vs_ceiling_cases_,
+                below_ceiling_median_ + below_ceiling_batch_ ? "  <-- the ceiling was beaten" : "");
   std::printf("  result checks: %d ok, %d FAILED", checks_ok_, failures_);
   if (unchecked_) std::printf(", %d not checked", unchecked_);
   std::printf("\n");

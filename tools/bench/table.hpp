@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "run_info.hpp"
+
 namespace fkbench {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -28,6 +30,7 @@ struct Row {
   double ceil_median_us = kNaN, ceil_batch_us = kNaN;
   double cub_median_us = kNaN, cub_batch_us = kNaN;
   std::string check;  // "ok", "MISMATCH ...", "ERROR ...", "" (not checked)
+  std::string memory;  // where the call's bytes came from: "inputs rotated over 1024 MiB (4 copies)", ...
 };
 
 double gbps(std::uint64_t bytes, double us);  // GB/s (1e9 bytes) of bytes read in `us`
@@ -35,30 +38,53 @@ double ratio(double a, double b);             // a / b; NaN when either is missi
 bool check_failed(const Row& r);              // a MISMATCH or ERROR row
 std::string pow2_label(std::int64_t n);       // "2^20", or the plain number
 std::string utc_now_iso8601();
+std::string number_or_dash(double v, const char* printf_format);  // "-" for NaN
+std::string csv_field(const std::string& s);  // quoted when it holds a comma, a quote or a newline
+std::string csv_number(double v, const char* printf_format);  // "" for NaN
+// "inputs rotated over 1024 MiB (4 copies)"; "one input reused (L2-resident)" for copies <= 1
+std::string rotation_text(const char* what, std::size_t copies, std::size_t footprint_bytes);
 
 struct Header {
   std::string title;   // first line
   std::string device;  // GPU or CPU name; also the CSV's first column
   std::string date;    // UTC, ISO 8601
   std::string command;
+  RunInfo run;  // commit, repetitions, gate, order: printed and written to every CSV row
   std::vector<std::pair<std::string, std::string>> lines;  // further "key : value" lines
 };
+// The title, the device, the run's facts (commit, timing) and the further lines.
 void print_header(const Header& h);
 
-// Appends rows to a CSV file (header row written on open). Every measured row goes here.
-class CsvWriter {
+// foldkit-bench's one CSV writer. Every row is: the device and the date, the caller's columns,
+// then what says how the numbers were taken: commit, warmup, reps_median, reps_batch, gate,
+// order (from the Header) and memory (per row: the rotation depends on the size).
+class CsvFile {
  public:
-  CsvWriter() = default;
-  ~CsvWriter();
-  CsvWriter(const CsvWriter&) = delete;
-  CsvWriter& operator=(const CsvWriter&) = delete;
-  bool open(const std::string& path, const Header& h);  // false (message on stderr) on failure
+  CsvFile() = default;
+  ~CsvFile();
+  CsvFile(const CsvFile&) = delete;
+  CsvFile& operator=(const CsvFile&) = delete;
+  // device_column names the first column ("gpu_or_cpu_name", "gpu"). False (message on stderr)
+  // when the file cannot be written.
+  bool open(const std::string& path, const Header& h, const char* device_column, const std::vector<std::string>& columns);
   bool is_open() const { return f_ != nullptr; }
-  void write(const Row& r);
+  void write(const std::vector<std::string>& fields, const std::string& memory);
 
  private:
   std::FILE* f_ = nullptr;
   std::string device_, date_;
+  RunInfo run_;
+};
+
+// The Row CSV of the reduction, scan, sweep and CPU tables (columns: see table.cpp).
+class CsvWriter {
+ public:
+  bool open(const std::string& path, const Header& h);  // false (message on stderr) on failure
+  bool is_open() const { return file_.is_open(); }
+  void write(const Row& r);
+
+ private:
+  CsvFile file_;
 };
 
 // Console table: one block of rows per case, labelled "op dtype n=2^k" on its first row.
@@ -87,6 +113,9 @@ class Summary {
   Worst cub_median_, cub_batch_, ceil_median_, ceil_batch_;
   int checks_ok_ = 0, failures_ = 0, unchecked_ = 0;
   int vs_cub_cases_ = 0, faster_median_ = 0, faster_batch_ = 0;
+  // Cases where foldkit took less time than the ceiling (by more than 1 %: a ceiling that is
+  // beaten is no ceiling), by median and by batch, of vs_ceiling_cases_.
+  int vs_ceiling_cases_ = 0, below_ceiling_median_ = 0, below_ceiling_batch_ = 0;
   std::vector<std::string> failed_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "fill_values.hpp"
 #include "foldkit/dtype.hpp"
+#include "table.hpp"  // rotation_text
 
 namespace fkbench {
 
@@ -50,12 +51,14 @@ InputPool::~InputPool() {
   if (base_) cudaFree(base_);  // no throwing from a destructor
 }
 
-void InputPool::prepare(foldkit::DType dtype, std::int64_t count, std::uint64_t seed, cudaStream_t s) {
+void InputPool::prepare(foldkit::DType dtype, std::int64_t count, std::uint64_t seed, cudaStream_t s,
+                        std::size_t span_bytes) {
   if (count <= 0) throw std::runtime_error("InputPool::prepare: count must be positive");
   const std::size_t esize = foldkit::dtype_size(dtype);
   bytes_ = static_cast<std::size_t>(count) * esize;
-  copies_ = std::max<std::size_t>(2, (kRotateBytes + bytes_ - 1) / bytes_);
-  stride_ = (bytes_ + kAlign - 1) / kAlign * kAlign;
+  const std::size_t span = std::max(bytes_, span_bytes);
+  copies_ = std::max<std::size_t>(2, (kRotateBytes + span - 1) / span);
+  stride_ = (span + kAlign - 1) / kAlign * kAlign;
   const std::size_t need = copies_ * stride_;
   if (need > capacity_) {
     if (base_) FKB_CHECK(cudaFree(base_));
@@ -69,6 +72,32 @@ void InputPool::prepare(foldkit::DType dtype, std::int64_t count, std::uint64_t 
   FKB_CHECK(cudaStreamSynchronize(s));
   cursor_ = 0;
 }
+
+std::string InputPool::memory_text() const { return rotation_text("input", copies_, footprint()); }
+
+// ---------------------------------------------------------------------------------------------
+// OutputPool
+// ---------------------------------------------------------------------------------------------
+OutputPool::~OutputPool() {
+  if (base_) cudaFree(base_);
+}
+
+void OutputPool::prepare(std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 1);
+  stride_ = (bytes + InputPool::kAlign - 1) / InputPool::kAlign * InputPool::kAlign;
+  copies_ = (InputPool::kRotateBytes + bytes - 1) / bytes;
+  const std::size_t need = (2 + copies_) * stride_;
+  if (need > capacity_) {
+    if (base_) FKB_CHECK(cudaFree(base_));
+    base_ = nullptr;
+    capacity_ = 0;
+    FKB_CHECK(cudaMalloc(reinterpret_cast<void**>(&base_), need));
+    capacity_ = need;
+  }
+  cursor_ = 0;
+}
+
+std::string OutputPool::memory_text() const { return rotation_text("output", copies_, copies_ * stride_); }
 
 // ---------------------------------------------------------------------------------------------
 // LaunchGate
@@ -130,6 +159,8 @@ struct EventPair {
     FKB_CHECK(cudaEventCreate(&start));
     FKB_CHECK(cudaEventCreate(&stop));
   }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
   ~EventPair() {
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
@@ -150,48 +181,85 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-Timing time_calls(const TimingPlan& plan, cudaStream_t s, InputPool& pool, LaunchGate* gate, const Call& call) {
-  Timing t;
+std::vector<Timing> time_interleaved(const TimingPlan& plan, cudaStream_t s, InputPool& pool, LaunchGate* gate,
+                                     const std::vector<Call>& calls) {
+  const std::size_t k = calls.size();
+  std::vector<Timing> t(k);
   const bool gated = plan.gate && gate != nullptr;
-  for (int i = 0; i < plan.warmup; ++i) {
-    call(pool.next());
-    FKB_CHECK_LAUNCH("warm-up call");
-  }
+  // Runs call c on the next input; a throw marks c and keeps the stream usable for the others.
+  auto run = [&](std::size_t c, const char* what) {
+    try {
+      calls[c](pool.next());
+      FKB_CHECK_LAUNCH(what);
+    } catch (const std::exception& e) {
+      t[c].error = e.what();
+    }
+  };
+  auto active = [&](std::size_t c) { return t[c].error.empty(); };
+  // Round r visits the rivals starting at r mod k: each one is timed right after each of the
+  // others equally often.
+  auto order = [&](int round, std::size_t j) { return (static_cast<std::size_t>(round) + j) % k; };
+
+  for (int r = 0; r < plan.warmup; ++r)
+    for (std::size_t j = 0; j < k; ++j)
+      if (active(order(r, j))) run(order(r, j), "warm-up call");
   FKB_CHECK(cudaStreamSynchronize(s));
 
+  // (a) per-call median: one event pair per call, the host synchronised after each.
   EventPair ev;
-  // (a) per-call median: one event pair per call, synchronised after each.
-  if (gated) gate->clear_timeout();
-  std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(plan.reps_median));
-  for (int i = 0; i < plan.reps_median; ++i) {
-    if (gated) gate->hold(s);
-    try {
-      FKB_CHECK(cudaEventRecord(ev.start, s));
-      call(pool.next());
-      FKB_CHECK_LAUNCH("timed call");
-      FKB_CHECK(cudaEventRecord(ev.stop, s));
-    } catch (...) {
-      if (gated) gate->release();  // do not leave the stream parked for the timeout
-      throw;
+  std::vector<std::vector<double>> samples(k);
+  for (int r = 0; r < plan.reps_median; ++r) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t c = order(r, j);
+      if (!active(c)) continue;
+      if (gated) {
+        gate->clear_timeout();
+        gate->hold(s);
+      }
+      try {
+        FKB_CHECK(cudaEventRecord(ev.start, s));
+        run(c, "timed call");
+        FKB_CHECK(cudaEventRecord(ev.stop, s));
+      } catch (...) {
+        if (gated) gate->release();  // do not leave the stream parked for the timeout
+        throw;
+      }
+      if (gated) gate->release();
+      FKB_CHECK(cudaEventSynchronize(ev.stop));
+      if (!active(c)) continue;
+      samples[c].push_back(ev.elapsed_us());
+      if (gated && gate->timed_out()) t[c].gate_timed_out = true;
     }
-    if (gated) gate->release();
-    FKB_CHECK(cudaEventSynchronize(ev.stop));
-    samples.push_back(ev.elapsed_us());
   }
-  t.median_us = median_of(std::move(samples));
-  t.gate_timed_out = gated && gate->timed_out();
+  for (std::size_t c = 0; c < k; ++c) t[c].median_us = median_of(std::move(samples[c]));
 
-  // (b) batch mean: reps_batch stream-ordered calls between one event pair, host submitting
-  // as fast as it can (what a pipeline of calls sees).
-  FKB_CHECK(cudaEventRecord(ev.start, s));
-  for (int i = 0; i < plan.reps_batch; ++i) {
-    call(pool.next());
-    FKB_CHECK_LAUNCH("batched call");
+  // (b) batch mean: blocks of back-to-back calls, the host submitting as fast as it can and
+  // never waiting between blocks (what a pipeline of calls sees). Each block has its own events.
+  const int per_block = std::max(1, plan.reps_batch / kBatchRounds);
+  std::vector<EventPair> blocks(static_cast<std::size_t>(kBatchRounds) * k);
+  for (int r = 0; r < kBatchRounds; ++r) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t c = order(r, j);
+      if (!active(c)) continue;
+      EventPair& e = blocks[static_cast<std::size_t>(r) * k + c];
+      FKB_CHECK(cudaEventRecord(e.start, s));
+      for (int i = 0; i < per_block && active(c); ++i) run(c, "batched call");
+      FKB_CHECK(cudaEventRecord(e.stop, s));
+    }
   }
-  FKB_CHECK(cudaEventRecord(ev.stop, s));
-  FKB_CHECK(cudaEventSynchronize(ev.stop));
-  t.batch_us = ev.elapsed_us() / plan.reps_batch;
+  FKB_CHECK(cudaStreamSynchronize(s));
+  for (std::size_t c = 0; c < k; ++c) {
+    if (!active(c)) continue;
+    double total = 0;
+    for (int r = 0; r < kBatchRounds; ++r) total += blocks[static_cast<std::size_t>(r) * k + c].elapsed_us();
+    t[c].batch_us = total / (static_cast<double>(kBatchRounds) * per_block);
+  }
+  return t;
+}
+
+Timing time_calls(const TimingPlan& plan, cudaStream_t s, InputPool& pool, LaunchGate* gate, const Call& call) {
+  Timing t = time_interleaved(plan, s, pool, gate, {call})[0];
+  if (!t.error.empty()) throw std::runtime_error(t.error);
   return t;
 }
 

@@ -22,22 +22,12 @@
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/flagged_slot.cuh"
+#include "foldkit/cuda/device/grid_dependency.cuh"
 #include "foldkit/cuda/device/reduce_trace.cuh"
 #include "foldkit/cuda/device/thread_state.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
 
 namespace foldkit::cuda {
-
-__device__ __forceinline__ void wait_for_prior_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void allow_next_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
 
 // How [0, n) splits for 16-byte loads: `head` elements before the first 16-byte boundary,
 // `vectors` whole aligned vectors, then `tail` elements. Computed on the host (it knows the

@@ -1,5 +1,5 @@
 // The trace points of the full-array reduction kernels, for foldkit-trace
-// (tools/bench/trace_main.cu; the hooks: trace_hooks.cuh).
+// (tools/probes/trace_main.cu; the hooks: trace_hooks.cuh).
 #pragma once
 
 #include "foldkit/cuda/device/trace_hooks.cuh"

@@ -1,5 +1,5 @@
 // The trace points of the scan kernel (device/scan_kernel.cuh), for foldkit-scan-trace
-// (tools/bench/scan_trace_main.cu; the hooks: trace_hooks.cuh). A traced spec's
+// (tools/probes/scan_trace_main.cu; the hooks: trace_hooks.cuh). A traced spec's
 // trace_flush(unsigned tile) files the block's stamps under its tile.
 #pragma once
 

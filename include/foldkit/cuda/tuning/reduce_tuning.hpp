@@ -89,7 +89,7 @@ constexpr int reduce_tier(std::size_t input_bytes) {
 // the host's submission rate there), averaged over the runs (arg4: b and c, which timed the
 // vector-state argmax). A family's pick minimises the worst score over its cases (value4:
 // sum and max f32) plus a quarter of that at the neighbouring tiers:
-// `tools/bench/pick_reduce_table.py sweep-h100-2026-11-24{a,b,c}.csv --arg-from 1` prints the
+// `tools/probes/pick_reduce_table.py sweep-h100-2026-11-24{a,b,c}.csv --arg-from 1` prints the
 // rows below (arg2, arg8 excepted). What the sweep showed:
 // - up to ~256 KiB one block or a one-cluster grid wins: a call is latency, the whole input one
 //   round of loads; the shapes within ~5 % of each other there are noise;
