@@ -69,11 +69,21 @@ __device__ __forceinline__ bool decode_scan_slot(const unsigned long long (&w)[S
 template <class A>
 __device__ __forceinline__ void wait_for_publication(const ScanTileSlots<A>* slots, unsigned pred, unsigned flag) {
   while (true) {
-    unsigned long long wa[ScanTileSlots<A>::kWords], wi[ScanTileSlots<A>::kWords];
-    load_scan_slot<A>(slots[pred].aggregate, wa);
-    load_scan_slot<A>(slots[pred].inclusive, wi);
-    A ignored;
-    if (decode_scan_slot<A>(wa, flag, ignored) || decode_scan_slot<A>(wi, flag, ignored)) return;
+    if constexpr (ScanTileSlots<A>::kWords == 1) {
+      unsigned long long wa[1], wi[1];
+      load_scan_slot<A>(slots[pred].aggregate, wa);
+      load_scan_slot<A>(slots[pred].inclusive, wi);
+      A ignored;
+      if (decode_scan_slot<A>(wa, flag, ignored) || decode_scan_slot<A>(wi, flag, ignored)) return;
+    } else {
+      // The wait reads no value: word 0's flag says the slot's publication has begun. Loading and
+      // decoding every word of 8-byte slots here made ptxas spill 8 bytes in the f64 inclusive
+      // scans (sm_90: two local stores per thread per tile in the store pass; issue #20).
+      unsigned long long wa[1], wi[1];
+      load_scan_slot<unsigned>(slots[pred].aggregate, wa);
+      load_scan_slot<unsigned>(slots[pred].inclusive, wi);
+      if (static_cast<unsigned>(wa[0] >> 32) == flag || static_cast<unsigned>(wi[0] >> 32) == flag) return;
+    }
   }
 }
 
