@@ -7,7 +7,9 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 
 namespace fkbench {
@@ -19,6 +21,10 @@ GpuSession::GpuSession(const Options& opt) {
   plan_.reps_median = opt.reps_median;
   plan_.reps_batch = opt.reps_batch;
   plan_.gate = opt.gate;
+  if (const char* path = std::getenv("FOLDKIT_BENCH_SAMPLES"); path && *path) {
+    plan_.samples = std::fopen(path, "a");
+    if (!plan_.samples) throw std::runtime_error(std::string("cannot append to FOLDKIT_BENCH_SAMPLES=") + path);
+  }
   // The explicit-workspace form: allocated and zeroed once here, so no timed call allocates.
   ws_.bytes = foldkit::cuda::reduce_workspace_bytes(info_.device);
   FKB_CHECK(cudaMalloc(&ws_.ptr, ws_.bytes ? ws_.bytes : 16));
@@ -30,6 +36,7 @@ GpuSession::GpuSession(const Options& opt) {
 }
 
 GpuSession::~GpuSession() {
+  if (plan_.samples) std::fclose(plan_.samples);
   if (stream_) cudaStreamSynchronize(stream_);
   if (ws_.ptr) cudaFree(ws_.ptr);
   if (d_out_) cudaFree(d_out_);
@@ -124,10 +131,10 @@ Header GpuSession::make_header(const std::string& title, const Options& opt, con
                 (drv % 1000) / 10, cub_version().c_str());
   h.lines.emplace_back("gpu", describe(info_));
   h.lines.emplace_back("cuda", buf);
-  std::snprintf(buf, sizeof buf, "%s; %d warm-up calls each; median of %d calls each%s", order.c_str(), plan_.warmup,
-                plan_.reps_median,
-                plan_.gate ? " (stream gated: the GPU time of one call)" : " (not gated: host submission included)");
-  h.lines.emplace_back("timing", buf);
+  h.lines.emplace_back("timing", order + "; " + std::to_string(plan_.warmup) + " warm-up calls each; median of " +
+                                     std::to_string(plan_.reps_median) + " calls each" +
+                                     (plan_.gate ? " (stream gated: the GPU time of one call)"
+                                                 : " (not gated: host submission included)"));
   h.lines.emplace_back("batch", "mean of " + std::to_string(plan_.reps_batch) + " back-to-back calls each (" +
                                     std::to_string(kBatchRounds) + " blocks of " +
                                     std::to_string(std::max(1, plan_.reps_batch / kBatchRounds)) +

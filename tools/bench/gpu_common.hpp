@@ -47,6 +47,8 @@ class GpuSession {
   const InputPool& pool() const { return pool_; }
   foldkit::cuda::Workspace workspace() const { return ws_; }
   const TimingPlan& plan() const { return plan_; }
+  // Names the next timings in the per-call sample file ($FOLDKIT_BENCH_SAMPLES), if any.
+  void label_samples(const std::string& label) { plan_.label = label; }
   void* out(int slot) const { return static_cast<char*>(d_out_) + 64 * slot; }  // slots 0..3, 64 B each
 
   // The pool's current input is rotated over; see time_calls.

@@ -210,6 +210,7 @@ std::vector<Row> GpuTable::run_case(const CaseSpec& c) {
   if (cub_call) calls.push_back([&](const void* in) { cub_call->run(in, sess_.out(1), s); });
   const std::size_t fk_at = fk_call ? calls.size() : SIZE_MAX;
   if (fk_call) calls.push_back([&](const void* in) { fk_call(in, sess_.out(0)); });
+  sess_.label_samples(base.op + " " + base.dtype + " " + pow2_label(c.n));
   const std::vector<Timing> t = sess_.time_all(calls);
   const CeilingResult cr = sess_.ceiling_from(std::vector<Timing>(t.begin(), t.begin() + n_ceiling));
   ceil.median_us = cr.median_us;

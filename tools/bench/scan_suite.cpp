@@ -489,6 +489,7 @@ std::vector<Row> ScanTable::run_case(const ScanCase& c) {
   if (cub_call) calls.push_back([&](const void* in) { cub_call->run(in, outs_.next(), s); });
   const std::size_t fk_at = fk_call ? calls.size() : SIZE_MAX;
   if (fk_call) calls.push_back([&](const void* in) { fk_call(in, outs_.next()); });
+  sess_.label_samples(base.op + " " + base.dtype + " " + pow2_label(c.n));
   const std::vector<Timing> t = sess_.time_all(calls);
   const BestOf cr = ceiling_from(copy_bytes(c), t[0], t[1], base.memory);
   ceil.median_us = cr.median_us;

@@ -216,6 +216,7 @@ std::vector<Timing> time_interleaved(const TimingPlan& plan, cudaStream_t s, Inp
         gate->clear_timeout();
         gate->hold(s);
       }
+      const std::size_t input_copy = pool.next_index();
       try {
         FKB_CHECK(cudaEventRecord(ev.start, s));
         run(c, "timed call");
@@ -228,6 +229,9 @@ std::vector<Timing> time_interleaved(const TimingPlan& plan, cudaStream_t s, Inp
       FKB_CHECK(cudaEventSynchronize(ev.stop));
       if (!active(c)) continue;
       samples[c].push_back(ev.elapsed_us());
+      if (plan.samples)
+        std::fprintf(plan.samples, "%s,%zu,%d,%zu,%zu,%.3f\n", plan.label.c_str(), c, r, j, input_copy,
+                     samples[c].back());
       if (gated && gate->timed_out()) t[c].gate_timed_out = true;
     }
   }

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <string>
@@ -65,6 +66,7 @@ class InputPool {
 
   const void* copy(std::size_t k) const { return base_ + (k % copies_) * stride_; }
   const void* next() { return copy(cursor_++); }  // the rotation: every call a different copy
+  std::size_t next_index() const { return copies_ ? cursor_ % copies_ : 0; }  // the copy next() returns
   std::size_t copies() const { return copies_; }
   std::size_t bytes() const { return bytes_; }
   std::size_t footprint() const { return copies_ * stride_; }
@@ -141,6 +143,10 @@ struct TimingPlan {
   int reps_median = 20;   // per-call median over this many calls, each with its own event pair
   int reps_batch = 100;   // one event pair around this many back-to-back calls
   bool gate = true;
+  // Diagnostics ($FOLDKIT_BENCH_SAMPLES=FILE): every per-call sample is appended to this file as
+  // "label,rival,round,position,input_copy,us", to see a median's distribution behind it.
+  std::FILE* samples = nullptr;
+  std::string label;
 };
 
 struct Timing {
