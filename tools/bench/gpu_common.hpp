@@ -53,7 +53,7 @@ class GpuSession {
 
   // The pool's current input is rotated over; see time_calls.
   Timing time(const Call& call) { return time_calls(plan_, stream_, pool_, &gate_, call); }
-  // Rivals timed together, interleaved round robin (time_interleaved).
+  // Rivals timed together, interleaved in shuffled rounds (time_interleaved).
   std::vector<Timing> time_all(const std::vector<Call>& calls) {
     return time_interleaved(plan_, stream_, pool_, &gate_, calls);
   }

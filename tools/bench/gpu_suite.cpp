@@ -93,7 +93,7 @@ class GpuTable {
 
 int GpuTable::run() {
   const Header h = sess_.make_header("foldkit-bench: foldkit vs cub::DeviceReduce vs streaming-read ceiling (GPU)", opt_,
-                                     "ceiling (7 launch shapes), CUB and foldkit interleaved call by call in every case");
+                                     "ceiling (7 launch shapes), CUB and foldkit interleaved call by call in every case, shuffled rounds");
   print_header(h);
   if (!opt_.csv_path.empty() && !csv_.open(opt_.csv_path, h)) return 1;
 

@@ -173,7 +173,7 @@ void ScanTable::prepare_case(const ScanCase& c) {
 
 int ScanTable::run() {
   Header h = sess_.make_header("foldkit-bench scan: foldkit prefix sums vs cub::DeviceScan vs copy ceiling (GPU)", opt_,
-                               "copy ceiling (2 copies), CUB and foldkit interleaved call by call in every case");
+                               "copy ceiling (2 copies), CUB and foldkit interleaved call by call in every case, shuffled rounds");
   for (auto& [key, value] : h.lines)
     if (key == "ratios")
       value = "time / other time (< 1: foldkit faster); GB/s = (bytes read + bytes written) / time";

@@ -2,6 +2,8 @@
 #include "timing.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <random>
 #include <cstdio>
 #include <stdexcept>
 #include <vector>
@@ -196,9 +198,23 @@ std::vector<Timing> time_interleaved(const TimingPlan& plan, cudaStream_t s, Inp
     }
   };
   auto active = [&](std::size_t c) { return t[c].error.empty(); };
-  // Round r visits the rivals starting at r mod k: each one is timed right after each of the
-  // others equally often.
-  auto order = [&](int round, std::size_t j) { return (static_cast<std::size_t>(round) + j) % k; };
+  // Each round visits the rivals in its own shuffled order (a fixed seed: the same orders in
+  // every run), so that each rival follows every other about equally often. A rotation (round r
+  // starting at rival r) is not enough: a rival then nearly always follows the same one, and a
+  // call's time depends on the call before it (H100, 2026-11-26: the read ceiling's 8x256 u4
+  // shape read 256 MiB in 83.5 us after one neighbour and 89.4 after another, and took the
+  // ceiling's median with it).
+  std::mt19937 shuffle_rng(0x5eed1234u);
+  auto shuffled_order = [&] {
+    std::vector<std::size_t> o(k);
+    std::iota(o.begin(), o.end(), std::size_t{0});
+    for (std::size_t i = k; i > 1; --i) std::swap(o[i - 1], o[shuffle_rng() % i]);  // Fisher-Yates
+    return o;
+  };
+  const int rounds = std::max({plan.warmup, plan.reps_median, kBatchRounds});
+  std::vector<std::vector<std::size_t>> orders;
+  for (int r = 0; r < rounds; ++r) orders.push_back(shuffled_order());
+  auto order = [&](int round, std::size_t j) { return orders[static_cast<std::size_t>(round)][j]; };
 
   for (int r = 0; r < plan.warmup; ++r)
     for (std::size_t j = 0; j < k; ++j)

@@ -13,10 +13,11 @@
 //   to back, so the pair times the call's GPU work alone. (The batch mean, by contrast, keeps
 //   host submission cost in: it is the throughput a stream-ordered pipeline sees; below ~2^20
 //   elements it mostly measures how fast the host submits, ~2-4 us a call.)
-// - Interleaving: rivals (the ceiling's launch shapes, CUB, foldkit) are timed round robin, call
-//   by call for the median and block by block for the batch, with the order rotated every
-//   round, so that clock and temperature drift during a run is shared by all of them instead of
-//   landing on whichever was timed last (it was the size of the margins at 2^26-2^28).
+// - Interleaving: rivals (the ceiling's launch shapes, CUB, foldkit) are timed in rounds, call
+//   by call for the median and block by block for the batch, each round in its own shuffled
+//   order, so that drift during a run is shared by all of them instead of landing on whichever
+//   was timed last (it was the size of the margins at 2^26-2^28), and each rival follows every
+//   other about equally often (a call's time depends on the call before it).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -169,7 +170,7 @@ using Call = std::function<void(const void* d_in)>;
 // Times every call of `calls` over the same rotated inputs (each call reads pool.next()),
 // interleaved: warm-up rounds, then (a) reps_median rounds of one gated call of each rival, each
 // between its own event pair (per-call median), then (b) kBatchRounds rounds of a block of
-// back-to-back calls of each rival (batch mean), the rivals' order rotated every round. gate
+// back-to-back calls of each rival (batch mean), each round in a shuffled order (fixed seed). gate
 // may be null (or plan.gate false): then (a) times from start event to stop event with the host
 // submitting in between. A call that throws gets Timing::error and drops out; the others go on.
 std::vector<Timing> time_interleaved(const TimingPlan& plan, cudaStream_t s, InputPool& pool, LaunchGate* gate,
