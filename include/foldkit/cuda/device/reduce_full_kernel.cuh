@@ -250,7 +250,8 @@ __global__ void __launch_bounds__(1024)
   // only, reduces the partials it collected and writes the result. One loop, so that the block
   // reduce and the finalize are compiled once (the f32 sum kernel: 15 shuffles instead of 30,
   // 10 % less code). The hope was that the collector would then run instruction-cache-warm
-  // code; measured end to end it changed nothing beyond noise (2026-11-25, perf.md).
+  // code; measured end to end it changed nothing beyond noise (docs/perf-log/2026-11-25.md,
+  // third session).
   bool collecting = false;
 #pragma unroll 1
   for (;;) {
@@ -278,7 +279,7 @@ __global__ void __launch_bounds__(1024)
     collecting = true;
     // Pass 0's reads of the storage were over before the barrier above, so this barrier is not
     // needed for correctness; without it the calls of 264 blocks of 512 threads (2^22-2^28 f32)
-    // took 0.5 us longer on the H100 (perf.md, 2026-11-26 second session), so it stays.
+    // took 0.5 us longer on the H100 (docs/perf-log/2026-11-26.md, second session), so it stays.
     __syncthreads();
   }
 }

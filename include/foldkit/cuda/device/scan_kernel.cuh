@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
       // inputs are whole groups). Every thread reads its items first. Warps 1.. then wait for
       // one another (barrier 1) but not for the look-back; warp 0 writes once warp 1 has read
       // (barrier 2: the others arrive, warp 0 waits). Holding the items from the fold instead
-      // spilled (2026-11-25f, perf.md).
+      // spilled (docs/perf-log/2026-11-25.md, fifth session).
       static_assert(sizeof(O) == 2 * sizeof(T) && 32 * kItems * sizeof(T) % 128 == 0,
                     "a warp's inputs are whole 128-byte swizzle groups");
       T x[kItems];

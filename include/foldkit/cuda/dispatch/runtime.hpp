@@ -49,8 +49,8 @@ inline constexpr std::size_t kPartialsOffset = 512;
 // Validates the arguments of a full-array reduction (pointers, n, workspace) and throws the
 // documented Error; `nonempty` marks ops without an identity. Returns the current device and
 // its multiprocessor count, for the launch plan: the device is asked once per call (cudaGetDevice
-// took 0.06-0.2 us on the H100 machine's host, and a call asked five times; perf.md,
-// 2026-11-25 fourth session).
+// took 0.06-0.2 us on the H100 machine's host, and a call asked five times;
+// docs/perf-log/2026-11-25.md, fourth session).
 DeviceFacts validate_reduce_args(const void* d_in, std::int64_t n, const void* d_out, Workspace ws, bool nonempty);
 
 }  // namespace foldkit::cuda::detail

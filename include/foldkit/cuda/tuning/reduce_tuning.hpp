@@ -100,12 +100,12 @@ constexpr int reduce_tier(std::size_t input_bytes) {
 // Re-swept 2026-11-25 after the load-batch fixes (tiers 5-13, two runs on one machine:
 // sweep-h100-2026-11-25{a,b}.csv, `foldkit-bench sweep --tiers 5-13`): 12 entries of tiers
 // 7-13 whose shape scored >= 4.5 % off the best were replaced by the best shape among the
-// unrolls the family already compiles (docs/perf.md, 2026-11-25 fourth session; the bench's
+// unrolls the family already compiles (docs/perf-log/2026-11-25.md, fourth session; the bench's
 // batch means at f32 2^20 and f64 2^22 fell 9-11 %).
 // 2026-11-26: arg4 tiers 8 and 12 (1 and 16 MiB) take the shapes pick_reduce_table.py gives
 // for sweep-h100-2026-11-25{a,b}.csv, 256 x 8 x 4 and 256 x 16 x 8 (the old 512 x 8 x 1 and
 // 512 x 16 x 8 were 2-3 % behind them by batch mean there, under the 4.5 % at which the
-// fourth session replaced entries), A/B-measured in docs/perf.md (2026-11-26, second session).
+// fourth session replaced entries), A/B-measured in docs/perf-log/2026-11-26.md (second session).
 // narrow takes only unroll 4 (unroll_fits); arg2 and arg8 were not swept and keep the
 // 2026-11-22 shapes.
 struct ReduceShape {

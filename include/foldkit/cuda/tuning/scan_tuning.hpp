@@ -1,7 +1,7 @@
 // Tuning of the single-pass scan (device/scan_kernel.cuh): the policy a kernel is compiled for.
 // A tile is threads * items_per_thread consecutive elements; one block scans one tile.
 //
-// What sets the speed (docs/perf.md, 2026-11-23 third session): a block holds its tile in shared
+// What sets the speed (docs/perf-log/2026-11-23.md, third session): a block holds its tile in shared
 // memory from the moment its loads are issued until its look-back returns, which waits for the
 // slowest load of every earlier tile. So the scan's rate is the shared memory held per SM over
 // that time, and the bigger the tiles and the more of them fit, the closer it runs to a copy:
@@ -37,7 +37,7 @@ namespace foldkit::cuda::tuning {
 // kFirstWaveLag: in calls of more than one wave of resident tiles (kMinBlocksPerSM x SMs), tile t
 // of the first wave with t >= L (L = kFirstWaveLag eighths of a wave) issues its loads only once
 // tile t - L has landed, so that the first wave's loads land in about tile order instead of all
-// together (perf.md 2026-11-26). 0: every tile loads at once.
+// together (docs/perf-log/2026-11-26.md). 0: every tile loads at once.
 //
 // kTreeFold: for ops where any order gives the same bits (integer sums, products, min, max), the
 // look-back folds what it found in parallel across the warp (each lane its own column, then five
@@ -95,10 +95,10 @@ constexpr int scan_lookback_windows(std::size_t element_bytes, std::size_t accum
 // L2 prefetch of the input ahead of the tiles being scanned (every scan: whole-array, blocked and
 // segmented; the segment offsets are not prefetched). A block holds its
 // tile's shared memory from the moment it issues the loads until its look-back returns, so the
-// bytes the SMs can have in flight were the limit (perf.md, 2026-11-25 second session). A bulk
+// bytes the SMs can have in flight were the limit (docs/perf-log/2026-11-25.md, second session). A bulk
 // prefetch into L2 holds no shared memory and no registers: the DRAM then sees more requests in
 // flight, and a block later finds its tile in L2, so it holds its shared memory for less time.
-// Measured on the H100 (perf.md, 2026-11-25 eighth session), % of memcpy at 2^28 / 2^26:
+// Measured on the H100 (docs/perf-log/2026-11-25.md, eighth session), % of memcpy at 2^28 / 2^26:
 //   f32 sum (36 KiB tiles):        none 93.7 / 91.5; 32-64 tiles ahead 98.2 / 94.8; 96: 97.2 / 94.0;
 //                                  128: 95.3 / 92.5; 160: 92.4 / 89.9; 256: 81.7; 512: 68.1
 //   i32 -> i64 sum (16 KiB in):    none 89.6 / 88.3; 64: 95.0 / 93.2; 128-192: 95.7-95.8 / 93.8-93.9;
@@ -119,7 +119,7 @@ constexpr int scan_prefetch_tiles(std::size_t element_bytes, int threads, int it
 // every resident block loads its tile at once; the tiles then land together, late (the DRAM
 // serves them interleaved), and wait together for the look-back, so the SMs hold their shared
 // memory with no loads in flight and the wave repeats for several rounds (foldkit-scan-trace,
-// perf.md 2026-11-26: the first ~40 us of an f32 2^26 scan ran at ~65 % of the copy rate, the
+// docs/perf-log/2026-11-26.md: the first ~40 us of an f32 2^26 scan ran at ~65 % of the copy rate, the
 // rest at ~97 %). With a lag, the first wave's tiles land in about tile order, the chain follows
 // them, and blocks retire one by one. Measured on the H100, % of memcpy (2^24 / 2^26 / 2^28):
 //   f32 sum, 36 KiB tiles:      none 84.7 / 95.0 / 98.2; 1/8: 78.9 / 94.1 / 98.0; 2/8: 86.6 / 97.1 / 98.8;
