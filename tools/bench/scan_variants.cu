@@ -68,7 +68,7 @@ std::vector<ScanVariant> scan_variants(foldkit::DType dtype) {
         {"288 x 32, L2 prefetch 112 tiles (3.9 MiB) ahead", &run_tiled<T, 288, 32, 6, 4, true, 112>},
         {"256 x 32 (32 KiB), >= 6/SM, L2 prefetch 64 tiles (2 MiB) ahead", &run_tiled<T, 256, 32, 6, 16, true, 64>},
         // The first wave's later tiles load only once tile t - lag has landed
-        // (tuning/scan_tuning.hpp, kFirstWaveLag; perf.md 2026-11-26).
+        // (tuning/scan_tuning.hpp, kFirstWaveLag; docs/perf-log/2026-11-26.md).
         {"288 x 32, prefetch 56 ahead, every first-wave tile loads at once (the 2026-11-25k..26 library kernel)",
          &run_tiled<T, 288, 32, 6, 4, true, 56, 0>},
         {"288 x 32, prefetch 56 ahead; first-wave tile t loads once t - 2/8 wave landed",

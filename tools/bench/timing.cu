@@ -49,6 +49,21 @@ void fill_random(foldkit::DType dtype, void* d, std::size_t count, std::uint64_t
 // ---------------------------------------------------------------------------------------------
 // InputPool
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+// Makes base hold at least `need` bytes of device memory (contents not kept), reusing it when it
+// does already.
+void reserve_device_bytes(unsigned char*& base, std::size_t& capacity, std::size_t need) {
+  if (need <= capacity) return;
+  if (base) FKB_CHECK(cudaFree(base));
+  base = nullptr;
+  capacity = 0;
+  FKB_CHECK(cudaMalloc(reinterpret_cast<void**>(&base), need));
+  capacity = need;
+}
+
+}  // namespace
+
 InputPool::~InputPool() {
   if (base_) cudaFree(base_);  // no throwing from a destructor
 }
@@ -62,13 +77,7 @@ void InputPool::prepare(foldkit::DType dtype, std::int64_t count, std::uint64_t 
   copies_ = std::max<std::size_t>(2, (kRotateBytes + span - 1) / span);
   stride_ = (span + kAlign - 1) / kAlign * kAlign;
   const std::size_t need = copies_ * stride_;
-  if (need > capacity_) {
-    if (base_) FKB_CHECK(cudaFree(base_));
-    base_ = nullptr;
-    capacity_ = 0;
-    FKB_CHECK(cudaMalloc(reinterpret_cast<void**>(&base_), need));
-    capacity_ = need;
-  }
+  reserve_device_bytes(base_, capacity_, need);
   // Every copy (and the padding between copies) gets different data.
   fill_random(dtype, base_, need / esize, seed, s);
   FKB_CHECK(cudaStreamSynchronize(s));
@@ -89,13 +98,7 @@ void OutputPool::prepare(std::size_t bytes) {
   stride_ = (bytes + InputPool::kAlign - 1) / InputPool::kAlign * InputPool::kAlign;
   copies_ = (InputPool::kRotateBytes + bytes - 1) / bytes;
   const std::size_t need = (2 + copies_) * stride_;
-  if (need > capacity_) {
-    if (base_) FKB_CHECK(cudaFree(base_));
-    base_ = nullptr;
-    capacity_ = 0;
-    FKB_CHECK(cudaMalloc(reinterpret_cast<void**>(&base_), need));
-    capacity_ = need;
-  }
+  reserve_device_bytes(base_, capacity_, need);
   cursor_ = 0;
 }
 
