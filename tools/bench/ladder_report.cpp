@@ -29,16 +29,23 @@ void print_ladder_title(const std::string& title, const std::vector<std::string>
 }
 
 void print_ladder_rows(const std::vector<LadderRow>& rows) {
-  std::printf("%4s  %-24s %-22s %11s %8s %7s %8s  %-6s %s\n", "rung", "variant", "shape (thr/grid/items)",
-              "median us", "GB/s", "% ceil", "speedup", "check", "notes");
+  const TextTable t({{"rung", 4},
+                     {"variant", 24, true},
+                     {"shape (thr/grid/items)", 22, true},
+                     {"median us", 11},
+                     {"GB/s", 8},
+                     {"% ceil", 7},
+                     {"speedup", 8},
+                     {"check", 6, true},
+                     {"notes", 0, true}});
+  t.print_titles();
   for (const LadderRow& r : rows) {
     std::string notes = r.note;
     if (!r.seed_figure.empty()) notes += (notes.empty() ? "" : "; ") + std::string("seed: ") + r.seed_figure;
     const std::string check = r.check.empty() ? "-" : ladder_wrong(r) ? "WRONG" : r.check;
-    std::printf("%4s  %-24s %-22s %11s %8s %7s %8s  %-6s %s\n", r.rung >= 0 ? std::to_string(r.rung).c_str() : "",
-                r.variant.c_str(), r.shape.c_str(), us_text(r.median_us).c_str(), gbps_text(ladder_gbps(r)).c_str(),
-                num(ladder_pct_of_ceiling(r), "%.1f").c_str(), num(ladder_speedup(r), "%.2f").c_str(), check.c_str(),
-                notes.c_str());
+    t.print_row({r.rung >= 0 ? std::to_string(r.rung) : "", r.variant, r.shape, us_text(r.median_us),
+                 gbps_text(ladder_gbps(r)), num(ladder_pct_of_ceiling(r), "%.1f"), num(ladder_speedup(r), "%.2f"), check,
+                 notes});
     if (ladder_wrong(r))
       std::printf("!!!!!!!! seed %s %s %s n=%lld: %s !!!!!!!!\n", r.seed.c_str(), r.variant.c_str(), r.element.c_str(),
                   static_cast<long long>(r.n), r.check.c_str());

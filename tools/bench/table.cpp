@@ -140,19 +140,73 @@ std::string fmt_gbps(double v) { return fmt(v, v < 100 ? "%.1f" : "%.0f"); }
 
 }  // namespace
 
+void TextTable::print_groups(const std::vector<std::pair<const char*, int>>& groups) const {
+  std::string line;
+  std::size_t col = 0;
+  for (const auto& [title, span] : groups) {
+    int width = -1;  // the columns' widths and the spaces between them
+    for (int k = 0; k < span && col < columns_.size(); ++k, ++col) width += columns_[col].width + 1;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%*s ", width, title);
+    line += buf;
+  }
+  std::printf("%s\n", line.c_str());
+}
+
+void TextTable::print_titles() const {
+  std::vector<std::string> titles;
+  for (const Column& c : columns_) titles.emplace_back(c.title);
+  print_row(titles);
+}
+
+void TextTable::print_row(const std::vector<std::string>& cells) const {
+  std::string line;
+  for (std::size_t k = 0; k < cells.size() && k < columns_.size(); ++k) {
+    const Column& c = columns_[k];
+    if (k + 1 == columns_.size()) {  // free text, two spaces after the last fixed column
+      line += " " + cells[k];
+      break;
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf, c.left ? "%-*s " : "%*s ", c.width, cells[k].c_str());
+    line += buf;
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::printf("%s\n", line.c_str());
+}
+
+namespace {
+
+// The Row table's columns: case, impl, time, GB/s, % of ceiling, foldkit / CUB (optional),
+// time / ceiling, notes.
+TextTable row_table(const TableStyle& s) {
+  std::vector<Column> c = {{"case", 18, true}, {"impl", 9, true}, {"median", 10}, {s.batch_label, 10},
+                           {"median", 9},      {s.batch_label, 7}, {"median", 8},  {s.batch_label, 7}};
+  if (s.with_cub) {
+    c.push_back({"median", 8});
+    c.push_back({s.batch_label, 7});
+  }
+  c.push_back({"median", 8});
+  c.push_back({s.batch_label, 7});
+  c.push_back({"notes", 0, true});
+  return TextTable(std::move(c));
+}
+
+}  // namespace
+
 void print_section(const char* title, const TableStyle& s) {
   std::printf("\n== %s ==\n", title);
-  std::printf("%-18s %-9s %21s %17s %16s", "", "", "time (us)      ", "GB/s      ", "% of ceiling  ");
-  if (s.with_cub) std::printf(" %16s", "foldkit / CUB ");
-  std::printf(" %16s\n", "time / ceiling");
-  std::printf("%-18s %-9s %10s %10s %9s %7s %8s %7s", "case", "impl", "median", s.batch_label, "median",
-              s.batch_label, "median", s.batch_label);
-  if (s.with_cub) std::printf(" %8s %7s", "median", s.batch_label);
-  std::printf(" %8s %7s  %s\n", "median", s.batch_label, "notes");
+  const TextTable t = row_table(s);
+  std::vector<std::pair<const char*, int>> groups = {{"", 2}, {"time (us)", 2}, {"GB/s", 2}, {"% of ceiling", 2}};
+  if (s.with_cub) groups.emplace_back("foldkit / CUB", 2);
+  groups.emplace_back("time / ceiling", 2);
+  t.print_groups(groups);
+  t.print_titles();
   std::fflush(stdout);
 }
 
 void print_case(const std::vector<Row>& rows, const TableStyle& s) {
+  const TextTable t = row_table(s);
   bool first = true;
   for (const Row& r : rows) {
     std::string label;
@@ -173,12 +227,22 @@ void print_case(const std::vector<Row>& rows, const TableStyle& s) {
     if (r.impl.rfind("foldkit", 0) == 0 && ((cub_med > 1.03) || (cub_bat > 1.03)))
       note = "<-- SLOWER THAN CUB" + (note.empty() ? "" : "  " + note);
 
-    std::printf("%-18s %-9s %10s %10s %9s %7s %8s %7s", label.c_str(), r.impl.c_str(),
-                fmt_us(r.median_us).c_str(), fmt_us(r.batch_us).c_str(),
-                fmt_gbps(gbps(r.bytes, r.median_us)).c_str(), fmt_gbps(gbps(r.bytes, r.batch_us)).c_str(),
-                fmt_pct(pct_med).c_str(), fmt_pct(pct_bat).c_str());
-    if (s.with_cub) std::printf(" %8s %7s", fmt_ratio(cub_med).c_str(), fmt_ratio(cub_bat).c_str());
-    std::printf(" %8s %7s  %s\n", fmt_ratio(ceil_med).c_str(), fmt_ratio(ceil_bat).c_str(), note.c_str());
+    std::vector<std::string> cells = {label,
+                                      r.impl,
+                                      fmt_us(r.median_us),
+                                      fmt_us(r.batch_us),
+                                      fmt_gbps(gbps(r.bytes, r.median_us)),
+                                      fmt_gbps(gbps(r.bytes, r.batch_us)),
+                                      fmt_pct(pct_med),
+                                      fmt_pct(pct_bat)};
+    if (s.with_cub) {
+      cells.push_back(fmt_ratio(cub_med));
+      cells.push_back(fmt_ratio(cub_bat));
+    }
+    cells.push_back(fmt_ratio(ceil_med));
+    cells.push_back(fmt_ratio(ceil_bat));
+    cells.push_back(note);
+    t.print_row(cells);
     if (check_failed(r)) {
       std::printf("!!!!!!!! %s %s %s %s: %s !!!!!!!!\n", r.impl.c_str(), r.op.c_str(), r.dtype.c_str(),
                   pow2_label(r.n).c_str(), r.check.c_str());

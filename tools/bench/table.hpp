@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "run_info.hpp"
@@ -85,6 +86,25 @@ class CsvWriter {
 
  private:
   CsvFile file_;
+};
+
+// foldkit-bench's one console table printer: fixed-width columns, right-aligned unless said,
+// the last column free text; rows print as they come, so a long run shows where it is.
+struct Column {
+  const char* title;
+  int width;
+  bool left = false;
+};
+class TextTable {
+ public:
+  explicit TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  // A line of group titles over the column titles: each group spans `span` columns.
+  void print_groups(const std::vector<std::pair<const char*, int>>& groups) const;
+  void print_titles() const;
+  void print_row(const std::vector<std::string>& cells) const;
+
+ private:
+  std::vector<Column> columns_;
 };
 
 // Console table: one block of rows per case, labelled "op dtype n=2^k" on its first row.
