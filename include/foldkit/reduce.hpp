@@ -3,7 +3,8 @@
 //   float s = foldkit::cpu::sum(data, n);                       // f32 sum, accumulated in f32
 //   auto  m = foldkit::cpu::reduce<foldkit::ReduceOp::argmax>(data, n);   // {value, index}
 //
-// Multi-threaded over all cores for large n. Deterministic: the array is cut into chunks of a
+// Multi-threaded for large n, over the cores that other runnable threads leave free (one thread
+// on a busy machine; at most omp_get_max_threads()). Deterministic: the array is cut into chunks of a
 // fixed length (independent of the thread count), each chunk is reduced in a fixed order, and
 // the chunk results are combined in index order, so one input always gives the same bits.
 // Passing device memory is an error (Errc::wrong_memory) in builds with CUDA.

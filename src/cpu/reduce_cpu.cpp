@@ -14,8 +14,9 @@
 namespace foldkit::cpu {
 namespace {
 
-// Below this much input the fork/join of a parallel region (microseconds; more with many cores)
-// costs about what it saves: one core reduces 1 MiB in roughly 15-60 us (cache vs DRAM).
+// Below this much input handing chunks to the pool (src/cpu/parallel.hpp: a futex wake, tens of
+// us for a sleeping worker) costs about what it saves: one core reduces 1 MiB in roughly 15-60 us
+// (cache vs DRAM).
 constexpr std::int64_t kMinParallelBytes = std::int64_t{1} << 20;
 
 // Chunk c covers elements [c * kReduceChunk, min(n, (c + 1) * kReduceChunk)).

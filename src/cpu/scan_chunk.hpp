@@ -28,7 +28,7 @@
 //
 // The driver runs these three steps in rounds so that DRAM is read once: in each round every
 // thread summarizes its piece (a few chunks, sized by kScanPieceBytes to stay in its L2), the
-// team waits once, every thread folds the round's summaries and rescans its piece from cache;
+// threads wait once for the round's summaries, every thread folds them and rescans its piece from cache;
 // the round's last carry starts the next round. Pieces and rounds only decide who does which chunk and when;
 // the chunks and the fold order, hence the bits, are the same for every thread count.
 #pragma once
@@ -58,12 +58,12 @@ namespace foldkit::cpu::detail {
 inline constexpr std::int64_t kScanChunk = std::int64_t{1} << 14;
 
 // One thread's piece of a round, input and output bytes together: the thread summarizes the
-// piece (reading it from DRAM into its L2), waits at the round's barrier, then rescans it, so
+// piece (reading it from DRAM into its L2), waits for the round's other pieces, then rescans it, so
 // the input must still be in L2 then; output written with plain stores passes through L2 too.
 // Server cores have 1 MiB (Skylake-SP, Cascade Lake), 1.25 MiB (Ice Lake-SP) or 2 MiB (Sapphire
 // Rapids) of L2: 1 MiB fits the smallest, e.g. 512 KiB of f32 input and 512 KiB of output. Smaller
-// pieces mean more rounds, each a barrier (a few us): a 16-thread round of these pieces reads 8 MiB
-// of f32, about 90 us of DRAM time at the 16-core host's 94 GB/s, so the barriers cost ~3 %.
+// pieces mean more rounds, each a wait (a few us): a 16-thread round of these pieces reads 8 MiB
+// of f32, about 90 us of DRAM time at the 16-core host's 94 GB/s, so the waits cost ~3 %.
 inline constexpr std::int64_t kScanPieceBytes = std::int64_t{1} << 20;
 
 // Head-free chunks of a float sum or product rescanned side by side. A scan is one dependent
@@ -75,7 +75,8 @@ inline constexpr std::int64_t kScanPieceBytes = std::int64_t{1} << 20;
 // Integer combines take one cycle and min/max are compare-bound: they gain nothing from it.
 inline constexpr int kScanSideBySide = 4;
 
-// Below this much input one thread is faster than a fork/join and a barrier per round.
+// Below this much input one thread is faster than waking the pool (src/cpu/parallel.hpp) and a
+// wait per round.
 inline constexpr std::int64_t kMinParallelScanBytes = std::int64_t{1} << 18;
 
 // Outputs at least this large are written with streaming (non-temporal) stores, whole 64-byte

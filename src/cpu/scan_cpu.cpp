@@ -4,16 +4,17 @@
 //
 // Deterministic: the chunks, the per-chunk kernels and the left-to-right fold of chunk
 // summaries are fixed; threads only decide who computes a chunk, and the rounds only when. The
-// serial path (small inputs, one thread, or called from inside a parallel region) is the same
-// rounds run by a team of one, so every thread count gives the same bits.
-#include <omp.h>
-
+// serial path (small inputs, one thread, a busy machine, or called from inside a parallel
+// region) is the same rounds planned for one thread, so every thread count gives the same bits.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "cpu/parallel.hpp"
 #include "cpu/scan_chunk.hpp"
 #include "foldkit/reduce.hpp"
 #include "foldkit/scan.hpp"
@@ -100,7 +101,7 @@ class RoundScan {
   using A = typename St::A;
   using R = scan_result_t<Op, T>;
   using Summary = ChunkSummary<A>;
-  static constexpr std::int64_t kPiece = St::kPieceChunks;  // chunks per thread per round
+  static constexpr std::int64_t kPiece = St::kPieceChunks;  // chunks per piece (one thread's share of a round)
 
   RoundScan(const T* in, std::int64_t n, R* out, A seed, const Heads& heads)
       : in_(in), n_(n), out_(out), seed_(seed), heads_(heads), chunks_((n + kScanChunk - 1) / kScanChunk),
@@ -108,35 +109,118 @@ class RoundScan {
 
   std::int64_t chunks() const { return chunks_; }
 
-  // Summary slots one round needs for a team of `team` threads (two rounds are kept: see run).
-  static std::size_t buffer_size(int team) { return 2 * static_cast<std::size_t>(team) * kPiece; }
-
-  // The rounds, as thread `tid` of a team of `team` sees them; every thread of the team calls this
-  // with the same team size, `buffer` (buffer_size(team) slots, shared) and a barrier for the
-  // team. Round r covers chunks [lo, hi), split into `team` consecutive pieces (kPiece chunks each
-  // but in the last round, which is split evenly).
-  //   1. summarize my piece into the round's slots;   barrier
-  //   2. fold all the round's summaries, from the carry into the round (every thread does the same
-  //      team x kPiece combines, ~100 for 16 threads: cheaper than a second barrier to hand the
-  //      carries out);
-  //   3. rescan my piece, still in my cache.
-  // A thread may run ahead into the next round's step 1 while others are in step 2: the rounds
-  // alternate between two halves of `buffer`, and a half is written again only after the next
-  // barrier, which no thread reaches before it has finished folding it.
-  template <class Barrier> void run(int tid, int team, Summary* buffer, Barrier&& barrier) const {
+  // The rounds, planned for `team` threads: round r covers chunks [lo, hi), lo = r * team * kPiece,
+  // split into `team` consecutive pieces (kPiece chunks each but in the last round, which is
+  // split evenly). Piece g (round g / team) is one work item (parallel.hpp); whoever claims it
+  //   1. summarizes it into the summaries of its chunks; then, once every piece of the round is
+  //      summarized and the carry into the round is known (held up only by threads that claimed
+  //      pieces, never by threads that have not come yet: a participant claims the round's
+  //      unclaimed pieces itself before it waits),
+  //   2. folds the round's summaries up to its piece from the carry into the round (the first to
+  //      get there also folds the rest of the round and publishes the carry into the next one),
+  //   3. rescans its piece, still in its cache.
+  // The pieces and the fold order are fixed by the chunks; threads decide only who runs a piece.
+  // Serially (a team of one, or every piece claimed by one thread) this is a round per piece.
+  void run(int threads) const {
+    ThreadLease lease(threads);
+    const int team = lease.threads();  // 1 when the pool is taken: the rounds suit who runs them
     const std::int64_t per_round = team * kPiece;
-    A carry = seed_;  // into chunk lo; the same value in every thread
-    for (std::int64_t lo = 0, round = 0; lo < chunks_; lo += per_round, ++round) {
-      const std::int64_t hi = std::min(chunks_, lo + per_round);
-      const std::int64_t c0 = lo + (hi - lo) * tid / team, c1 = lo + (hi - lo) * (tid + 1) / team;
-      Summary* slots = buffer + (round % 2) * per_round;  // slot c - lo: chunk c
-      for (std::int64_t c = c0; c < c1; ++c) slots[c - lo] = summarize(c);
-      barrier();
-      A carries[kPiece];  // carries[c - c0]: into chunk c of my piece
-      carry = fold(slots, lo, hi, carry, c0, c1, carries);
-      rescan(c0, c1, slots + (c0 - lo), carries);
+    const std::int64_t rounds = (chunks_ + per_round - 1) / per_round;
+    std::vector<Summary> summaries(static_cast<std::size_t>(chunks_));
+    std::unique_ptr<Round[]> round(new Round[static_cast<std::size_t>(rounds + 1)]());
+    round[0].carry_in = seed_;
+    round[0].carry_state.store(kCarryReady, std::memory_order_relaxed);
+    Shared s{this, team, summaries.data(), round.get(), {}};
+    lease.run(rounds * team, true, &participate, &s);  // in order: see participate
+  }
+
+  // The threads a scan of this size may use.
+  int threads_wanted() const { return pick_threads(chunks_); }
+
+ private:
+  static constexpr std::uint32_t kCarryReady = 2;  // carry_state: 0 unknown, 1 being written, 2 ready
+
+  struct Round {
+    std::atomic<std::uint32_t> summarized;   // pieces of the round summarized
+    std::atomic<std::uint32_t> carry_state;  // of carry_in
+    A carry_in;                              // the carry into the round's first chunk
+  };
+  struct Shared {
+    const RoundScan* scan;
+    int team;
+    Summary* summaries;  // [chunks]
+    Round* round;        // [rounds + 1]
+    Progress progress;   // advanced when a round is summarized or a carry published
+  };
+
+  std::int64_t piece_begin(const Shared& s, std::int64_t g) const {
+    const std::int64_t per_round = s.team * kPiece, r = g / s.team, j = g % s.team;
+    const std::int64_t lo = r * per_round, hi = std::min(chunks_, lo + per_round);
+    return lo + (hi - lo) * j / s.team;
+  }
+  std::int64_t piece_end(const Shared& s, std::int64_t g) const {
+    const std::int64_t per_round = s.team * kPiece, r = g / s.team;
+    const std::int64_t lo = r * per_round, hi = std::min(chunks_, lo + per_round);
+    return lo + (hi - lo) * (g % s.team + 1) / s.team;
+  }
+
+  static void participate(void* p, WorkItems& work) {
+    Shared& s = *static_cast<Shared*>(p);  // read only once an item is claimed
+    std::vector<std::int64_t> held;        // pieces of one round claimed and summarized, not finished
+    std::int64_t round = -1;
+    // Claims come in index order, so every piece below one claimed is claimed too, by a thread
+    // that is running: a wait for a round's summaries or carry ends without help from threads
+    // that have not come.
+    WorkItems::Claimer me;
+    for (std::int64_t g = work.claim(me); g >= 0; g = work.claim(me)) {
+      const std::int64_t r = g / s.team;
+      if (!held.empty() && r != round) {
+        s.scan->finish_round(s, round, held, work);
+        held.clear();
+      }
+      round = r;
+      const RoundScan& scan = *s.scan;
+      for (std::int64_t c = scan.piece_begin(s, g), c1 = scan.piece_end(s, g); c < c1; ++c)
+        s.summaries[c] = scan.summarize(c);
+      held.push_back(g);
+      if (s.round[r].summarized.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(s.team))
+        s.progress.advance();
+      if (work.unclaimed_below((r + 1) * s.team)) continue;  // a piece of this round nobody took yet
+      s.scan->finish_round(s, round, held, work);
+      held.clear();
     }
-    if (stream_) streaming_store_fence();
+    if (!held.empty()) s.scan->finish_round(s, round, held, work);
+  }
+
+  // Steps 2 and 3 for the pieces `held` of round r; finishes them.
+  void finish_round(Shared& s, std::int64_t r, const std::vector<std::int64_t>& held, WorkItems& work) const {
+    Round& rd = s.round[r];
+    const auto ready = [&] {
+      return rd.summarized.load(std::memory_order_acquire) == static_cast<std::uint32_t>(s.team) &&
+             rd.carry_state.load(std::memory_order_acquire) == kCarryReady;
+    };
+    while (!ready()) {
+      const std::uint32_t seen = s.progress.value();
+      if (ready()) break;
+      s.progress.wait(seen, wait_spin_ns());
+    }
+    const std::int64_t lo = piece_begin(s, r * s.team), hi = piece_end(s, r * s.team + s.team - 1);
+    Round& next = s.round[r + 1];
+    std::uint32_t unknown = 0;
+    if (next.carry_state.load(std::memory_order_relaxed) == 0 &&
+        next.carry_state.compare_exchange_strong(unknown, 1, std::memory_order_acq_rel)) {
+      next.carry_in = fold(s.summaries, lo, hi, rd.carry_in, 0, 0, nullptr);
+      next.carry_state.store(kCarryReady, std::memory_order_release);
+      s.progress.advance();
+    }
+    for (const std::int64_t g : held) {
+      const std::int64_t c0 = piece_begin(s, g), c1 = piece_end(s, g);
+      A carries[kPiece];  // carries[c - c0]: into chunk c of the piece
+      fold(s.summaries, lo, c1, rd.carry_in, c0, c1, carries);
+      rescan(c0, c1, s.summaries + c0, carries);
+    }
+    if (stream_) streaming_store_fence();  // before the caller may return and read the output
+    work.finish(static_cast<std::int64_t>(held.size()));
   }
 
  private:
@@ -153,13 +237,14 @@ class RoundScan {
   }
 
   // carry[c + 1] = restarts(c) ? value(c) : carry[c] (+) value(c) over [lo, hi), from `carry`
-  // into lo; stores the carries into [c0, c1) and returns the carry out of hi - 1.
-  A fold(const Summary* slots, std::int64_t lo, std::int64_t hi, A carry, std::int64_t c0, std::int64_t c1,
+  // into lo (summaries[c]: chunk c); stores the carries into [c0, c1) and returns the carry out
+  // of hi - 1.
+  A fold(const Summary* summaries, std::int64_t lo, std::int64_t hi, A carry, std::int64_t c0, std::int64_t c1,
          A* carries) const {
     const typename St::F f{};
     for (std::int64_t c = lo; c < hi; ++c) {
       if (c >= c0 && c < c1) carries[c - c0] = carry;
-      const Summary& s = slots[c - lo];
+      const Summary& s = summaries[c];
       carry = s.restarts ? s.value : f(carry, s.value);
     }
     return carry;
@@ -209,22 +294,8 @@ void run_scan(const T* in, std::int64_t n, scan_result_t<Op, T>* out, scan_accum
     scan_chunk<Op, T, kInclusive>(in, out, 0, n, seed, seed, heads);
     return;
   }
-  const int threads = static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), scan.chunks()));
-  const bool parallel = n * static_cast<std::int64_t>(sizeof(T)) >= kMinParallelScanBytes && threads > 1 &&
-                        !omp_in_parallel();
-  if (!parallel) {
-    std::vector<typename Scan::Summary> buffer(Scan::buffer_size(1));
-    scan.run(0, 1, buffer.data(), [] {});
-    return;
-  }
-  std::vector<typename Scan::Summary> buffer(Scan::buffer_size(threads));
-#pragma omp parallel num_threads(threads)
-  {
-    // The team may be smaller than asked for (dynamic threads); every member sees its size.
-    scan.run(omp_get_thread_num(), omp_get_num_threads(), buffer.data(), [] {
-#pragma omp barrier
-    });
-  }
+  const bool parallel = n * static_cast<std::int64_t>(sizeof(T)) >= kMinParallelScanBytes;
+  scan.run(parallel ? scan.threads_wanted() : 1);
 }
 
 template <ReduceOp Op, class T> scan_accum_t<Op, T> identity_seed() { return ScanTraits<Op, T>::F::identity(); }
