@@ -3,10 +3,15 @@
 // and 2^26 against an all-core copy ceiling. Timed with steady_clock; every call
 // reads the next copy of a pool of inputs larger than the last-level cache, so the table shows
 // memory bandwidth, not cache bandwidth (as the GPU table does).
+// --busy: the same table while 2 busy threads per core run beside it (the bar: every foldkit
+// call within 1.5x of the single-thread loop's time in the same run).
+#include <dirent.h>
 #include <omp.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -15,13 +20,16 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fill_values.hpp"
 
 #include "foldkit/reduce.hpp"
 #include "foldkit/scan.hpp"
+#include "run_info.hpp"
 #include "suites.hpp"
 #include "table.hpp"
 
@@ -138,25 +146,105 @@ foldkit::reduce_result_t<foldkit::ReduceOp::sum, T> plain_sum(const T* p, std::i
 
 volatile double g_sink;  // every timed result lands here, so no call is optimised away
 
+// --busy: threads that spin on arithmetic (no memory traffic) until stopped.
+class BusyLoad {
+ public:
+  explicit BusyLoad(int threads) : count_(threads), tids_(std::make_unique<std::atomic<long>[]>(threads)) {
+    for (int i = 0; i < threads; ++i)
+      threads_.emplace_back([this, i] {
+        tids_[i].store(static_cast<long>(syscall(SYS_gettid)));
+        volatile double x = 1.0;
+        while (!stop_.load(std::memory_order_relaxed))
+          for (int k = 0; k < 4096; ++k) x = x * 1.0000001 + 1e-9;
+      });
+    for (int i = 0; i < threads; ++i)  // every one has started and told its id
+      while (tids_[i].load() == 0) std::this_thread::yield();
+  }
+  ~BusyLoad() {
+    stop_.store(true);
+    for (std::thread& t : threads_) t.join();
+  }
+  int size() const { return static_cast<int>(threads_.size()); }
+  bool is_busy_thread(long tid) const {
+    for (int i = 0; i < count_; ++i)
+      if (tids_[i].load() == tid) return true;
+    return false;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  int count_;
+  std::unique_ptr<std::atomic<long>[]> tids_;
+  std::vector<std::thread> threads_;
+};
+
+const BusyLoad* g_load = nullptr;  // the running --busy load, if any
+
+// Waits (at most 200 ms) until no other thread of this process is runnable, but for the --busy
+// load: the OpenMP team spins for milliseconds after a region (libgomp: ~300k spins), and
+// foldkit's pool for up to 0.2 ms after a call; neither may share the cores with the next timed
+// call of another implementation.
+void wait_until_quiet() {
+  const long self = static_cast<long>(syscall(SYS_gettid));
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200)) {
+    bool quiet = true;
+    if (DIR* dir = opendir("/proc/self/task")) {
+      while (dirent* e = readdir(dir)) {
+        const long tid = std::strtol(e->d_name, nullptr, 10);
+        if (tid <= 0 || tid == self || (g_load && g_load->is_busy_thread(tid))) continue;
+        std::ifstream stat("/proc/self/task/" + std::string(e->d_name) + "/stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t paren = line.rfind(')');
+        if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'R') {
+          quiet = false;
+          break;
+        }
+      }
+      closedir(dir);
+    }
+    if (quiet) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+// Starts an implementation's threads before its timed call, as a call just before it would have.
+enum class Warm { none, openmp, foldkit };
+void warm(Warm w) {
+  if (w == Warm::openmp) {
+#pragma omp parallel
+    { (void)omp_get_thread_num(); }
+  } else if (w == Warm::foldkit) {
+    foldkit::cpu::detail::wake_threads();
+  }
+}
+
 struct CpuTiming {
   double median_us, mean_us;
 };
-using CpuCall = std::function<double(const unsigned char*)>;
+struct CpuCall {
+  std::function<double(const unsigned char*)> run;
+  Warm warm;
+};
 
 // Times the calls round-robin (each on the next copy), so that whatever else runs on the
 // machine slows each implementation alike instead of whichever happened to be timed at the
-// wrong moment. The order rotates every round, and an empty parallel region wakes the OpenMP
-// team before every timed call: otherwise the call after the single-thread loop would pay for
-// waking threads that went to sleep while it ran.
+// wrong moment. The order rotates every round. Before every timed call the process is let go
+// quiet (wait_until_quiet: no other implementation's threads still spinning) and then the
+// call's own threads are started (warm: an empty OpenMP region for the OpenMP ceilings,
+// foldkit::cpu::detail::wake_threads for foldkit; each returns once its threads run): otherwise
+// a call would pay for waking threads that went to sleep while the single-thread loop ran, or
+// share the cores with the spinning threads of the call before it.
 std::vector<CpuTiming> time_cpu(const Options& opt, HostPool& pool, const std::vector<CpuCall>& calls) {
   std::vector<std::vector<double>> us(calls.size());
   for (int rep = -2; rep < opt.reps_median; ++rep) {  // two warm-up rounds: threads up, pages mapped
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const std::size_t c = (k + static_cast<std::size_t>(rep + 2)) % calls.size();
-#pragma omp parallel
-      { (void)omp_get_thread_num(); }
+      wait_until_quiet();
+      warm(calls[c].warm);
       const auto t0 = std::chrono::steady_clock::now();
-      g_sink = calls[c](pool.next());
+      g_sink = calls[c].run(pool.next());
       const auto t1 = std::chrono::steady_clock::now();
       if (rep >= 0) us[c].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
@@ -197,6 +285,7 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
   const std::string rot = pool.copies() > 1 ? "rotated over " + std::to_string(pool.footprint() >> 20) + " MiB"
                                             : "NOT rotated (memory)";
   fk.config = rot;
+  for (Row* r : {&fk, &loop, &ceil}) r->memory = "inputs " + rot;
 
   // Check: foldkit against a sequential sum in a wider type (exact for i32; long double for floats).
   try {
@@ -220,12 +309,15 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
 
   const std::size_t bytes = base.bytes;
   std::vector<CpuCall> calls = {
-      [&](const unsigned char* p) { return static_cast<double>(read_ceiling(p, bytes)); },
-      [&](const unsigned char* p) { return static_cast<double>(plain_sum(reinterpret_cast<const T*>(p), n)); },
+      {[&](const unsigned char* p) { return static_cast<double>(read_ceiling(p, bytes)); }, Warm::openmp},
+      {[&](const unsigned char* p) { return static_cast<double>(plain_sum(reinterpret_cast<const T*>(p), n)); },
+       Warm::none},
   };
   const bool time_foldkit = fk.check.rfind("ERROR", 0) != 0;  // it threw once: do not time it
   if (time_foldkit)
-    calls.push_back([&](const unsigned char* p) { return static_cast<double>(foldkit::cpu::sum(reinterpret_cast<const T*>(p), n)); });
+    calls.push_back(
+        {[&](const unsigned char* p) { return static_cast<double>(foldkit::cpu::sum(reinterpret_cast<const T*>(p), n)); },
+         Warm::foldkit});
   try {
     const std::vector<CpuTiming> t = time_cpu(opt, pool, calls);
     ceil.median_us = t[0].median_us;
@@ -281,6 +373,7 @@ std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::in
     return {fk};
   }
   fk.config = pool.copies() > 1 ? "rotated over " + std::to_string(pool.footprint() >> 20) + " MiB" : "NOT rotated (memory)";
+  for (Row* r : {&fk, &loop, &ceil}) r->memory = "inputs " + fk.config + ", one output buffer";
   // Check the last element against a long double sum (chunked float order vs exact: 1e-3).
   try {
     const T* p = reinterpret_cast<const T*>(pool.copy(0));
@@ -295,23 +388,26 @@ std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::in
   const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
   T* o = out.data();
   std::vector<CpuCall> calls = {
-      [&](const unsigned char* p) {
-        copy_ceiling(p, reinterpret_cast<unsigned char*>(o), bytes);
-        return static_cast<double>(o[n - 1]);
-      },
-      [&](const unsigned char* p) {
-        const T* x = reinterpret_cast<const T*>(p);
-        T acc = 0;
-        for (std::int64_t i = 0; i < n; ++i) o[i] = acc += x[i];
-        return static_cast<double>(o[n - 1]);
-      },
+      {[&](const unsigned char* p) {
+         copy_ceiling(p, reinterpret_cast<unsigned char*>(o), bytes);
+         return static_cast<double>(o[n - 1]);
+       },
+       Warm::openmp},
+      {[&](const unsigned char* p) {
+         const T* x = reinterpret_cast<const T*>(p);
+         T acc = 0;
+         for (std::int64_t i = 0; i < n; ++i) o[i] = acc += x[i];
+         return static_cast<double>(o[n - 1]);
+       },
+       Warm::none},
   };
   const bool time_foldkit = fk.check.rfind("ERROR", 0) != 0;
   if (time_foldkit)
-    calls.push_back([&](const unsigned char* p) {
-      foldkit::cpu::inclusive_scan<foldkit::ReduceOp::sum>(reinterpret_cast<const T*>(p), n, o);
-      return static_cast<double>(o[n - 1]);
-    });
+    calls.push_back({[&](const unsigned char* p) {
+                       foldkit::cpu::inclusive_scan<foldkit::ReduceOp::sum>(reinterpret_cast<const T*>(p), n, o);
+                       return static_cast<double>(o[n - 1]);
+                     },
+                     Warm::foldkit});
   try {
     const std::vector<CpuTiming> t = time_cpu(opt, pool, calls);
     ceil.median_us = t[0].median_us;
@@ -336,19 +432,46 @@ std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::in
 
 int run_cpu_table(const Options& opt, const char* why) {
   const HostInfo host = query_host();
+  // --busy: 2 busy threads per core for the whole suite (stopped when this returns).
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::unique_ptr<BusyLoad> load;
+  if (opt.busy) load = std::make_unique<BusyLoad>(2 * cores);
+  g_load = load.get();
+  struct ClearLoad {
+    ~ClearLoad() { g_load = nullptr; }
+  } clear_load;
+  const std::string load_note = load ? "under load: " + std::to_string(load->size()) + " busy threads" : "";
+
   Header h;
-  h.title = std::string("foldkit-bench: CPU backend (") + why + ") -- foldkit::cpu vs a plain loop vs an all-core read ceiling";
+  h.title = std::string("foldkit-bench: CPU backend (") + why + (load ? ", " + load_note : std::string()) +
+            ") -- foldkit::cpu vs a plain loop vs an all-core read ceiling";
   h.device = host.cpu_name;
   h.date = utc_now_iso8601();
   h.command = opt.command_line;
-  char buf[200];
+  h.run.commit = source_commit();
+  h.run.warmup = 2;
+  h.run.reps_median = opt.reps_median;
+  h.run.reps_batch = 0;  // the "mean" column is the mean of the timed calls
+  h.run.order = std::string("interleaved call by call, rotating; before each call the process is quiet and the call's own threads run") +
+                (load ? "; " + load_note : "");
+  char buf[256];
   std::snprintf(buf, sizeof buf, "%d OpenMP threads, last-level cache %.0f MiB, %.1f GiB memory available", host.threads,
                 host.llc_bytes / 1048576.0, host.avail_bytes / double(1ull << 30));
   h.lines.emplace_back("cpu", buf);
   h.lines.emplace_back("build", FOLDKIT_BENCH_CUDA ? "with the CUDA backend (foldkit-bench --backend cuda for the GPU table)"
                                                    : "CPU only (configured without CUDA)");
+  if (load) {
+    std::snprintf(buf, sizeof buf,
+                  "%d busy threads (2 per core, %d cores; arithmetic spin loops) run for the whole suite; bar: "
+                  "foldkit <= 1.5x the loop-1t time",
+                  load->size(), cores);
+    h.lines.emplace_back("load", buf);
+  } else {
+    h.lines.emplace_back("load", "none started (idle-machine run; --busy adds 2 busy threads per core)");
+  }
   std::snprintf(buf, sizeof buf,
-                "steady_clock; inputs rotated beyond the last-level cache; implementations interleaved call by call; 2 warm-up rounds; median and mean of %d calls",
+                "steady_clock; inputs rotated beyond the last-level cache; implementations interleaved call by call, "
+                "each after the process is quiet and its own threads are started; 2 warm-up rounds; median and mean of %d calls",
                 opt.reps_median);
   h.lines.emplace_back("timing", buf);
   h.lines.emplace_back("ratios", "time / ceiling time (> 1: slower than the memory allows); GB/s = bytes read / time");
@@ -362,7 +485,10 @@ int run_cpu_table(const Options& opt, const char* why) {
   style.with_cub = false;
   print_section("Sum (foldkit::cpu::sum; loop-1t: one thread, one accumulator; ceiling: all cores, read only)", style);
 
-  auto show = [&](const std::vector<Row>& rows) {
+  std::vector<std::vector<Row>> cases;
+  auto show = [&](std::vector<Row> rows) {
+    if (load)
+      for (Row& r : rows) r.config += (r.config.empty() ? "" : "; ") + load_note;
     print_case(rows, style);
     for (const Row& r : rows) {
       csv.write(r);
@@ -371,6 +497,7 @@ int run_cpu_table(const Options& opt, const char* why) {
         summary.add_check(r);
       }
     }
+    cases.push_back(std::move(rows));
   };
   for (int k : {20, 22, 24, 26}) show(run_case<float>(opt, host, std::int64_t{1} << k));
   show(run_case<double>(opt, host, std::int64_t{1} << 26));
@@ -380,6 +507,37 @@ int run_cpu_table(const Options& opt, const char* why) {
                 style);
   for (int k : {24, 26}) show(run_scan_case(opt, host, std::int64_t{1} << k));
   summary.print(false);
+
+  // The bars of issue #20: under load foldkit within 1.5x of the single-thread loop; idle, at
+  // >= 95 % of the all-core ceiling. Medians.
+  int missed = 0;
+  if (load)
+    std::printf("  %s: foldkit / loop-1t time (median), bar <= 1.5\n", load_note.c_str());
+  else
+    std::printf("  idle: foldkit's %% of the all-core ceiling (median), bar >= 95 %%\n");
+  for (const auto& rows : cases) {
+    const Row* fk = nullptr;
+    const Row* loop = nullptr;
+    for (const Row& r : rows) {
+      if (r.impl == "foldkit") fk = &r;
+      if (r.impl == "loop-1t") loop = &r;
+    }
+    if (!fk) continue;
+    const std::string where = fk->op + " " + fk->dtype + " " + pow2_label(fk->n);
+    if (load) {
+      const double q = loop ? ratio(fk->median_us, loop->median_us) : kNaN;
+      const bool ok = q <= 1.5;
+      missed += !ok;
+      std::printf("    %-18s %8.3f  (%.1f us / %.1f us)  %s\n", where.c_str(), q, fk->median_us,
+                  loop ? loop->median_us : kNaN, ok ? "ok" : "MISSED");
+    } else {
+      const double pct = 100.0 * ratio(fk->ceil_median_us, fk->median_us);
+      const bool ok = pct >= 95.0;
+      missed += !ok;
+      std::printf("    %-18s %7.1f %%  %s\n", where.c_str(), pct, ok ? "ok" : "below");
+    }
+  }
+  std::printf("  %d of %zu cases meet the bar\n", static_cast<int>(cases.size()) - missed, cases.size());
   return summary.failures();
 }
 

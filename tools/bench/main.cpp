@@ -16,7 +16,7 @@
 namespace {
 
 const char* kUsage =
-    "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
+    "usage: foldkit-bench [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate] [--busy]\n"
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...] [--tiers A-B]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
     "       foldkit-bench scan [--sweep] [--quick] [--csv FILE]\n"
@@ -30,6 +30,8 @@ const char* kUsage =
     "  --backend B      cpu or cuda (default: cuda when a GPU is present, else cpu)\n"
     "  --csv FILE       also write every measured row to FILE as CSV\n"
     "  --no-gate        time single calls without holding the stream (includes host submission)\n"
+    "  --busy           CPU table: run 2 busy threads per core beside it for the whole table, and report\n"
+    "                   foldkit / loop-1t against the bar of 1.5 (without it: foldkit's % of the ceiling)\n"
     "  sweep            tune foldkit's reduction kernel: block_threads x unroll x blocks/SM for sum f32,\n"
     "                   max f32, argmax f32, sum i32, sum f64, sum f16 at 4 KiB .. 1 GiB of input (the\n"
     "                   tuning table's tiers); tools/probes/pick_reduce_table.py picks the table from its CSV\n"
@@ -93,6 +95,8 @@ int main(int argc, char** argv) {
       opt.quick = true;
     } else if (a == "--no-gate") {
       opt.gate = false;
+    } else if (a == "--busy") {
+      opt.busy = true;
     } else if (a == "--csv") {
       const char* v = value();
       if (!v) return usage_error("--csv needs a file name", nullptr);

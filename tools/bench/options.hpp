@@ -17,6 +17,7 @@ struct Options {
   std::vector<std::string> ladder_seeds;  // `ladder --seed 000,004`; empty: every seed
   bool quick = false;         // fewer repetitions (still >= 20 per-call samples, >= 100 batch calls)
   bool gate = true;           // hold the stream while a timed call is submitted (see timing.hpp)
+  bool busy = false;          // CPU table: run 2 busy threads per core beside it (cpu_suite.cpp)
   Backend backend = Backend::automatic;
   std::string csv_path;       // empty: no CSV
   std::vector<std::string> sweep_dtypes;  // empty: every dtype
