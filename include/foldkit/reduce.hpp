@@ -42,8 +42,9 @@ namespace detail {
 void parallel_for_chunks(std::int64_t chunks, void (*body)(void* ctx, std::int64_t chunk), void* ctx);
 // Starts the threads a large call would use now and returns once they all run (at most ~20 ms),
 // so that the next call finds them awake, as an empty OpenMP region does for an OpenMP team.
-// For benchmarks; calls never need it.
-void wake_threads();
+// `reduction`: the next call is a reduction (on an idle machine those run on an OpenMP team,
+// scans on the backend's pool). For benchmarks; calls never need it.
+void wake_threads(bool reduction = false);
 // Chunk length used by every CPU reduction (elements); fixed so results never depend on threads.
 inline constexpr std::int64_t kReduceChunk = std::int64_t{1} << 15;
 void check_host_input(const void* in, std::int64_t n);  // the validation every CPU entry runs

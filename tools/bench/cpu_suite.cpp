@@ -210,13 +210,13 @@ void wait_until_quiet() {
 }
 
 // Starts an implementation's threads before its timed call, as a call just before it would have.
-enum class Warm { none, openmp, foldkit };
+enum class Warm { none, openmp, foldkit_reduction, foldkit };
 void warm(Warm w) {
   if (w == Warm::openmp) {
 #pragma omp parallel
     { (void)omp_get_thread_num(); }
-  } else if (w == Warm::foldkit) {
-    foldkit::cpu::detail::wake_threads();
+  } else if (w == Warm::foldkit || w == Warm::foldkit_reduction) {
+    foldkit::cpu::detail::wake_threads(w == Warm::foldkit_reduction);
   }
 }
 
@@ -317,7 +317,7 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
   if (time_foldkit)
     calls.push_back(
         {[&](const unsigned char* p) { return static_cast<double>(foldkit::cpu::sum(reinterpret_cast<const T*>(p), n)); },
-         Warm::foldkit});
+         Warm::foldkit_reduction});
   try {
     const std::vector<CpuTiming> t = time_cpu(opt, pool, calls);
     ceil.median_us = t[0].median_us;
