@@ -478,7 +478,16 @@ def cpu_section(rows, csv_path, warnings, title, busy=False) -> list[str]:
              fmt_pct(c.pct_med), fmt_ratio(c.r_rival_med)] for c in cases]
     out += table(["case", "foldkit ms", "loop-1t ms", "ceiling ms", "% of ceiling",
                   "foldkit/loop-1t"], body)
-    out += ["", f"- Ceiling beaten: {beaten(cases)}. {checks_line(cases).capitalize()}."]
+    if busy:
+        # Under load the all-core ceiling runs on an OpenMP team, which waits for members the
+        # scheduler has not run (the very cost foldkit's pool avoids): it bounds nothing there.
+        within = sum(1 for c in cases if c.r_rival_med == c.r_rival_med and c.r_rival_med <= 1.5)
+        out += ["", f"- The bar under load is foldkit / loop-1t <= 1.5 (median): **{within} of "
+                    f"{len(cases)}** cases meet it. The all-core ceiling is no bound under load (an "
+                    f"OpenMP team that waits for descheduled members); its column is for reference. "
+                    f"{checks_line(cases).capitalize()}."]
+    else:
+        out += ["", f"- Ceiling beaten: {beaten(cases)}. {checks_line(cases).capitalize()}."]
     return out
 
 
