@@ -327,21 +327,25 @@ struct ForChunks {
   std::mutex error_mutex;
   std::exception_ptr error;
 
+  // Runs chunk c unless a lower chunk already failed; keeps the lowest failure's exception.
+  void run_chunk(std::int64_t c) {
+    if (c > first_failed.load(std::memory_order_relaxed)) return;
+    try {
+      body(ctx, c);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (c < first_failed.load(std::memory_order_relaxed)) {
+        error = std::current_exception();
+        first_failed.store(c, std::memory_order_relaxed);
+      }
+    }
+  }
+
   static void participate(void* p, WorkItems& work) {
     auto& x = *static_cast<ForChunks*>(p);
     WorkItems::Claimer me;
     for (std::int64_t c = work.claim(me); c >= 0; c = work.claim(me)) {
-      if (c < x.first_failed.load(std::memory_order_relaxed)) {
-        try {
-          x.body(x.ctx, c);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(x.error_mutex);
-          if (c < x.first_failed.load(std::memory_order_relaxed)) {
-            x.error = std::current_exception();
-            x.first_failed.store(c, std::memory_order_relaxed);
-          }
-        }
-      }
+      x.run_chunk(c);
       work.finish();
     }
   }
@@ -524,18 +528,7 @@ static bool use_openmp_team(int threads) {
 
 static void openmp_for_chunks(std::int64_t chunks, int threads, ForChunks& x) {
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    if (c > x.first_failed.load(std::memory_order_relaxed)) continue;
-    try {
-      x.body(x.ctx, c);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(x.error_mutex);
-      if (c < x.first_failed.load(std::memory_order_relaxed)) {
-        x.error = std::current_exception();
-        x.first_failed.store(c, std::memory_order_relaxed);
-      }
-    }
-  }
+  for (std::int64_t c = 0; c < chunks; ++c) x.run_chunk(c);
 }
 
 void parallel_for_chunks(std::int64_t chunks, void (*body)(void* ctx, std::int64_t chunk), void* ctx) {
