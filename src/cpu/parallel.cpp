@@ -134,11 +134,13 @@ class Load {
   }
   // Whether the last reading left a core free beside the caller.
   bool looked_idle() const { return cores_ - 1 - last_.load(std::memory_order_relaxed) > 0; }
-  // Whether the last three readings saw no runnable thread besides the caller (and our workers).
-  bool stayed_idle() const {
-    return std::max({last_.load(std::memory_order_relaxed), prev_.load(std::memory_order_relaxed),
-                     prev2_.load(std::memory_order_relaxed)}) == 0;
+  // Cores that every one of the last three readings left free beside the caller.
+  int surely_free_cores() const {
+    const int most = std::max({last_.load(std::memory_order_relaxed), prev_.load(std::memory_order_relaxed),
+                               prev2_.load(std::memory_order_relaxed)});
+    return std::max(0, cores_ - 1 - most);
   }
+  int cores() const { return cores_; }
 
  private:
   static constexpr std::int64_t kPeriodNs = 2'000'000;
@@ -491,7 +493,7 @@ void set_forced_threads_for_testing(int threads) { g_forced_threads.store(std::m
 void set_jitter_for_testing(bool on) { g_jitter.store(on); }
 int pool_workers_for_testing() { return g_pool_gone.load() ? 0 : Pool::get().workers(); }
 
-static bool use_openmp_team(int threads);
+static int openmp_team_threads(int threads);
 
 void wake_threads(bool reduction) {
   // One item per thread; each participant holds its item until every item is claimed, i.e.
@@ -508,8 +510,8 @@ void wake_threads(bool reduction) {
     }
   } x{now_ns() + 20'000'000};
   const int threads = pick_threads(std::numeric_limits<int>::max());
-  if (reduction && use_openmp_team(threads)) {  // the next large reduction runs on the OpenMP team
-#pragma omp parallel num_threads(threads)
+  if (const int team = reduction ? openmp_team_threads(threads) : 0; team > 1) {  // the next reduction's team
+#pragma omp parallel num_threads(team)
     { (void)omp_get_thread_num(); }
     return;
   }
@@ -517,13 +519,18 @@ void wake_threads(bool reduction) {
   lease.run(lease.threads(), true, &Wake::participate, &x);
 }
 
-// A machine with every core free: an OpenMP team with a static schedule, as before the pool. On
-// the H100 machine's idle 16-core host it reduced 2^20 f32 in 52.9 us against the pool's 62-63
-// (read ceiling 47-52; 2026-11-26). Only when no other thread was runnable at the last three
-// readings, so that no team member waits behind another process for a time slice.
-static bool use_openmp_team(int threads) {
-  return g_forced_threads.load(std::memory_order_relaxed) <= 0 && env_threads() == 0 &&
-         threads >= omp_get_max_threads() && Load::get().stayed_idle();
+// A mostly idle machine: reductions on an OpenMP team with a static schedule, as before the
+// pool, sized to the cores that the last three load readings all left free, so that no member
+// waits behind another process for a time slice. On the H100 machine's idle 16-core host it
+// reduced 2^20 f32 in 52-53 us against the pool's 61-65 (read ceiling 47-55; 2026-11-26; why
+// the pool costs ~10 us a call there was not found). With fewer than half the cores free (a
+// busy machine, where a team would lose time slices): the pool. 0: use the pool.
+static int openmp_team_threads(int threads) {
+  if (g_forced_threads.load(std::memory_order_relaxed) > 0 || env_threads() > 0) return 0;
+  const Load& load = Load::get();
+  const int sure = 1 + load.surely_free_cores();
+  if (2 * sure <= load.cores()) return 0;
+  return std::min(threads, sure);
 }
 
 static void openmp_for_chunks(std::int64_t chunks, int threads, ForChunks& x) {
@@ -539,7 +546,7 @@ void parallel_for_chunks(std::int64_t chunks, void (*body)(void* ctx, std::int64
     return;
   }
   ForChunks x{body, ctx};
-  if (use_openmp_team(threads)) openmp_for_chunks(chunks, threads, x);
+  if (const int team = openmp_team_threads(threads); team > 1) openmp_for_chunks(chunks, team, x);
   else ThreadLease(threads).run(chunks, false, &ForChunks::participate, &x);
   if (x.error) std::rethrow_exception(x.error);
 }
