@@ -506,7 +506,7 @@ int run_cpu_table(const Options& opt, const char* why) {
                 "copy; GB/s = bytes read + written / time)",
                 style);
   for (int k : {24, 26}) show(run_scan_case(opt, host, std::int64_t{1} << k));
-  summary.print(false);
+  summary.print(false, false);
 
   // The bars of issue #20: under load foldkit within 1.5x of the single-thread loop; idle, at
   // >= 95 % of the all-core ceiling. Medians.

@@ -303,9 +303,9 @@ void Summary::add_check(const Row& r) {
   }
 }
 
-void Summary::print(bool with_cub) const {
-  std::printf("\n== Summary (time ratios: > 1 means foldkit is slower; per-call median first: the batch includes "
-              "host submission, which dominates below ~2^20 elements) ==\n");
+void Summary::print(bool with_cub, bool gpu_batch) const {
+  std::printf("\n== Summary (time ratios: > 1 means foldkit is slower; per-call median first%s) ==\n",
+              gpu_batch ? ": the batch includes host submission, which dominates below ~2^20 elements" : "");
   auto line = [](const char* what, const Worst& w) {
     if (std::isnan(w.value)) return;
     std::printf("  worst %-28s %6.2f   at %s\n", what, w.value, w.where.c_str());

@@ -121,7 +121,8 @@ class Summary {
  public:
   void add(const Row& foldkit_row);  // a foldkit row with its references filled in
   void add_check(const Row& r);      // count ok / failed checks
-  void print(bool with_cub) const;
+  // gpu_batch: the batch figures are back-to-back GPU calls (host submission included): say so.
+  void print(bool with_cub, bool gpu_batch = true) const;
   int failures() const { return failures_; }
 
  private:
