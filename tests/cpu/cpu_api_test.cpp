@@ -257,6 +257,12 @@ Results compute(const TestArray<float>& a, const std::vector<std::int64_t>& offs
   return r;
 }
 
+// The reference every thread-count test compares with: the same calls on the caller alone.
+Results compute_on_one_thread(const TestArray<float>& a, const std::vector<std::int64_t>& offsets) {
+  ForcedThreads one(1, false);
+  return compute(a, offsets);
+}
+
 std::vector<std::int64_t> some_offsets(std::int64_t n, Rng& rng) {
   std::vector<std::int64_t> offsets{0};
   while (offsets.back() < n) offsets.push_back(std::min(n, offsets.back() + rng.uniform(1, 200000)));
@@ -271,11 +277,7 @@ TEST(CpuThreads, ForcedThreadCountsGiveTheSameBits) {
   Rng rng(test_seed());
   const auto a = order_sensitive_floats(thread_test_n(), rng);
   const auto offsets = some_offsets(a.n, rng);
-  Results want;
-  {
-    ForcedThreads one(1, false);
-    want = compute(a, offsets);
-  }
+  const Results want = compute_on_one_thread(a, offsets);
   for (int rep = 0; rep < 3; ++rep)
     for (int threads : kThreadCounts) {
       ForcedThreads forced(threads);
@@ -298,11 +300,7 @@ TEST(CpuThreads, ConcurrentCallersGetTheSameBits) {
   Rng rng(test_seed());
   const auto a = order_sensitive_floats(thread_test_n(), rng);
   const auto offsets = some_offsets(a.n, rng);
-  Results want;
-  {
-    ForcedThreads one(1, false);
-    want = compute(a, offsets);
-  }
+  const Results want = compute_on_one_thread(a, offsets);
   // One call holds the pool at a time; the others run alone meanwhile. Adaptive and forced.
   for (int threads : {0, 3}) {
     ForcedThreads forced(threads, threads != 0);
@@ -323,11 +321,7 @@ TEST(CpuThreads, CallsInsideAnOpenMPRegionGetTheSameBits) {
   Rng rng(test_seed());
   const auto a = order_sensitive_floats(thread_test_n(), rng);
   const auto offsets = some_offsets(a.n, rng);
-  Results want;
-  {
-    ForcedThreads one(1, false);
-    want = compute(a, offsets);
-  }
+  const Results want = compute_on_one_thread(a, offsets);
   for (int threads : {0, 3}) {  // adaptive: one thread inside a region; forced: the pool too
     ForcedThreads forced(threads, threads != 0);
     std::atomic<int> mismatches{0};
