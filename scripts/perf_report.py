@@ -398,15 +398,23 @@ BATCH_NOTE = ("The per-call (gated median) ratio is the headline. Batch figures 
               "fast the host launches (about 2-4 µs a call), not the GPU.")
 
 
-def reduce_section(rows, csv_path, warnings) -> list[str]:
-    cases = cases_of(rows, "gpu", "cub", warnings)
+def section_start(title, rows, csv_path, warnings, mode, rival):
+    """The foldkit cases of a Row CSV in `mode` against `rival`, and the section's first lines:
+    its title, where the numbers come from and how they were taken."""
+    cases = cases_of(rows, mode, rival, warnings)
     if not cases:
-        raise ReportError(f"{csv_path}: no foldkit rows in gpu mode")
-    out = ["### Reductions", "",
-           source_line("GPU", [c.row for c in cases], csv_path, "gpu_or_cpu_name"),
-           fmt_method(rows), "",
-           "Per case: foldkit (`foldkit::cuda::reduce`) against `cub::DeviceReduce` and the read "
-           "ceiling (the best of its launch shapes) of the same run. " + BATCH_NOTE, ""]
+        raise ReportError(f"{csv_path}: no foldkit rows in {mode} mode")
+    head = [f"### {title}", "",
+            source_line(mode.upper(), [c.row for c in cases], csv_path, "gpu_or_cpu_name"),
+            fmt_method(rows)]
+    return cases, head
+
+
+def reduce_section(rows, csv_path, warnings) -> list[str]:
+    cases, out = section_start("Reductions", rows, csv_path, warnings, "gpu", "cub")
+    out += ["",
+            "Per case: foldkit (`foldkit::cuda::reduce`) against `cub::DeviceReduce` and the read "
+            "ceiling (the best of its launch shapes) of the same run. " + BATCH_NOTE, ""]
     body = [[c.label, fmt_us(c.med), fmt_ratio(c.r_rival_med), fmt_ratio(c.r_ceil_med),
              fmt_pct(c.pct_med), fmt_ratio(c.r_rival_batch), fmt_ratio(c.r_ceil_batch)]
             for c in cases]
@@ -427,15 +435,11 @@ def reduce_section(rows, csv_path, warnings) -> list[str]:
 
 
 def scan_section(rows, csv_path, warnings) -> list[str]:
-    cases = cases_of(rows, "gpu", "cub", warnings)
-    if not cases:
-        raise ReportError(f"{csv_path}: no foldkit rows in gpu mode")
-    out = ["### Scans", "",
-           source_line("GPU", [c.row for c in cases], csv_path, "gpu_or_cpu_name"),
-           fmt_method(rows), "",
-           "Per case: foldkit against `cub::DeviceScan` (same result types) and the copy ceiling "
-           "(the faster of `cudaMemcpyAsync` and a 16-byte copy kernel over the same bytes, read + "
-           "written). CUB has no blocked or segmented scan: \"-\". " + BATCH_NOTE, ""]
+    cases, out = section_start("Scans", rows, csv_path, warnings, "gpu", "cub")
+    out += ["",
+            "Per case: foldkit against `cub::DeviceScan` (same result types) and the copy ceiling "
+            "(the faster of `cudaMemcpyAsync` and a 16-byte copy kernel over the same bytes, read + "
+            "written). CUB has no blocked or segmented scan: \"-\". " + BATCH_NOTE, ""]
     body = [[c.label, fmt_us(c.med), fmt_pct(c.pct_med), fmt_pct(c.pct_batch),
              fmt_ratio(c.r_rival_med), fmt_ratio(c.r_rival_batch)] for c in cases]
     out += table(["case", "foldkit median µs", "% of copy, median", "% of copy, batch",
@@ -461,12 +465,7 @@ def scan_section(rows, csv_path, warnings) -> list[str]:
 
 
 def cpu_section(rows, csv_path, warnings, title, busy=False) -> list[str]:
-    cases = cases_of(rows, "cpu", "loop-1t", warnings)
-    if not cases:
-        raise ReportError(f"{csv_path}: no foldkit rows in cpu mode")
-    out = [f"### {title}", "",
-           source_line("CPU", [c.row for c in cases], csv_path, "gpu_or_cpu_name"),
-           fmt_method(rows)]
+    cases, out = section_start(title, rows, csv_path, warnings, "cpu", "loop-1t")
     if busy:
         configs = distinct([c.row for c in cases], "config")
         out.append("Load (the rows' config): " + ("; ".join(configs) if configs else
