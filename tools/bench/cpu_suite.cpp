@@ -107,6 +107,8 @@ class HostPool {
   const unsigned char* next() { return copy(cursor_++); }
   std::size_t copies() const { return copies_; }
   std::size_t footprint() const { return copies_ * stride_; }
+  // "inputs rotated over 1536 MiB (6 copies)", or "one input buffer" when memory allowed no more.
+  std::string memory_text() const { return rotation_text("input", copies_, footprint()); }
 
  private:
   unsigned char* base_ = nullptr;
@@ -282,10 +284,8 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
     fk.check = "ERROR not enough memory for the input";
     return {fk};
   }
-  const std::string rot = pool.copies() > 1 ? "rotated over " + std::to_string(pool.footprint() >> 20) + " MiB"
-                                            : "NOT rotated (memory)";
-  fk.config = rot;
-  for (Row* r : {&fk, &loop, &ceil}) r->memory = "inputs " + rot;
+  fk.config = pool.memory_text();
+  for (Row* r : {&fk, &loop, &ceil}) r->memory = pool.memory_text();
 
   // Check: foldkit against a sequential sum in a wider type (exact for i32; long double for floats).
   try {
@@ -372,8 +372,8 @@ std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::in
     fk.check = "ERROR not enough memory for the input";
     return {fk};
   }
-  fk.config = pool.copies() > 1 ? "rotated over " + std::to_string(pool.footprint() >> 20) + " MiB" : "NOT rotated (memory)";
-  for (Row* r : {&fk, &loop, &ceil}) r->memory = "inputs " + fk.config + ", one output buffer";
+  fk.config = pool.memory_text();
+  for (Row* r : {&fk, &loop, &ceil}) r->memory = pool.memory_text() + "; one output buffer";
   // Check the last element against a long double sum (chunked float order vs exact: 1e-3).
   try {
     const T* p = reinterpret_cast<const T*>(pool.copy(0));
