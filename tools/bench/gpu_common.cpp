@@ -98,14 +98,6 @@ void GpuSession::record(Row& row, const Timing& t) {
   if (t.gate_timed_out) row.config += (row.config.empty() ? "" : "; ") + std::string("gate timed out");
 }
 
-void GpuSession::time_into(Row& row, const Call& call) {
-  try {
-    record(row, time(call));
-  } catch (const std::exception& e) {
-    row.check = std::string("ERROR ") + e.what();
-  }
-}
-
 void GpuSession::read_result(int slot, void* host, std::size_t bytes) {
   FKB_CHECK(cudaMemcpyAsync(host, out(slot), bytes, cudaMemcpyDeviceToHost, stream_));
   FKB_CHECK(cudaStreamSynchronize(stream_));

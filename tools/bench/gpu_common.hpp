@@ -73,10 +73,8 @@ class GpuSession {
   // says how the suite times its rivals ("interleaved ...", "sequential ...").
   Header make_header(const std::string& title, const Options& opt, const std::string& order) const;
 
-  // Times `call` into row.median_us / row.batch_us; a gate that timed out is noted in
-  // row.config, an exception becomes row.check ("ERROR ...").
-  void time_into(Row& row, const Call& call);
-  // The same for a Timing taken by time_all.
+  // A Timing taken by time_all into row.median_us / row.batch_us; a gate that timed out is noted
+  // in row.config, a call that threw becomes row.check ("ERROR ...").
   static void record(Row& row, const Timing& t);
 
  private:
