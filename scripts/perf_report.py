@@ -464,19 +464,40 @@ def scan_section(rows, csv_path, warnings) -> list[str]:
     return out
 
 
+def distinct_parts(rows: list[dict], keep) -> list[str]:
+    """The "; "-separated parts of the rows' config that keep(part) accepts, each once, in order."""
+    seen: list[str] = []
+    for r in rows:
+        for part in (r.get("config") or "").split(";"):
+            part = part.strip()
+            if part and keep(part) and part not in seen:
+                seen.append(part)
+    return seen
+
+
+def cpu_threads(row: dict) -> str:
+    """The "threads: ..." part of a foldkit CPU row's config ("-" in CSVs from before it)."""
+    for part in (row.get("config") or "").split(";"):
+        if part.strip().startswith("threads:"):
+            return part.strip()[len("threads:"):].strip()
+    return "-"
+
+
 def cpu_section(rows, csv_path, warnings, title, busy=False) -> list[str]:
     cases, out = section_start(title, rows, csv_path, warnings, "cpu", "loop-1t")
     if busy:
-        configs = distinct([c.row for c in cases], "config")
-        out.append("Load (the rows' config): " + ("; ".join(configs) if configs else
+        loads = distinct_parts([c.row for c in cases], lambda part: not part.startswith("threads:"))
+        out.append("Load (the rows' config): " + ("; ".join(loads) if loads else
                                                   "not recorded") + ".")
     out += ["",
             "Medians. foldkit::cpu against a one-thread loop and the all-core ceiling (read for "
-            "reductions, copy for scans) of the same run.", ""]
+            "reductions, copy for scans) of the same run. Threads: how foldkit's timed calls ran "
+            "(N team: an OpenMP team of N; N pool: the backend's pool; x: calls), where the CSV "
+            "records it.", ""]
     body = [[c.label, fmt_ms(c.med), fmt_ms(c.rival_med), fmt_ms(c.ceil_med),
-             fmt_pct(c.pct_med), fmt_ratio(c.r_rival_med)] for c in cases]
+             fmt_pct(c.pct_med), fmt_ratio(c.r_rival_med), cpu_threads(c.row)] for c in cases]
     out += table(["case", "foldkit ms", "loop-1t ms", "ceiling ms", "% of ceiling",
-                  "foldkit/loop-1t"], body)
+                  "foldkit/loop-1t", "threads"], body)
     if busy:
         # Under load the all-core ceiling runs on an OpenMP team, which waits for members the
         # scheduler has not run (the very cost foldkit's pool avoids): it bounds nothing there.

@@ -90,6 +90,7 @@ std::atomic<int> g_forced_threads{0};
 std::atomic<bool> g_jitter{false};
 thread_local bool tl_in_pool = false;    // a pool worker, or a caller inside ThreadLease::run
 thread_local bool tl_is_worker = false;  // a pool worker
+thread_local CallShape tl_last_call;     // last_call_shape_for_testing
 
 void jitter_sleep(int one_in) {
   thread_local std::uint64_t state =
@@ -473,6 +474,7 @@ ThreadLease::~ThreadLease() {
 void ThreadLease::run(std::int64_t items, bool in_order, Participant participate, void* ctx) {
   if (items <= 0) return;
   const int helpers = static_cast<int>(std::min<std::int64_t>(threads_ - 1, items - 1));
+  tl_last_call = {std::max(helpers, 0) + 1, false};
   if (helpers <= 0) {
     WorkItems work(items);  // the caller alone: it claims and finishes every item, in order
     participate(ctx, work);
@@ -492,6 +494,7 @@ void ThreadLease::run(std::int64_t items, bool in_order, Participant participate
 void set_forced_threads_for_testing(int threads) { g_forced_threads.store(std::max(0, threads)); }
 void set_jitter_for_testing(bool on) { g_jitter.store(on); }
 int pool_workers_for_testing() { return g_pool_gone.load() ? 0 : Pool::get().workers(); }
+CallShape last_call_shape_for_testing() { return tl_last_call; }
 
 static int openmp_team_threads(int threads);
 
@@ -542,12 +545,15 @@ void parallel_for_chunks(std::int64_t chunks, void (*body)(void* ctx, std::int64
   if (chunks <= 0) return;
   const int threads = pick_threads(chunks);
   if (threads <= 1) {  // exceptions propagate from the lowest failing chunk, as below
+    tl_last_call = {1, false};
     for (std::int64_t c = 0; c < chunks; ++c) body(ctx, c);
     return;
   }
   ForChunks x{body, ctx};
-  if (const int team = openmp_team_threads(threads); team > 1) openmp_for_chunks(chunks, team, x);
-  else ThreadLease(threads).run(chunks, false, &ForChunks::participate, &x);
+  if (const int team = openmp_team_threads(threads); team > 1) {
+    tl_last_call = {team, true};
+    openmp_for_chunks(chunks, team, x);
+  } else ThreadLease(threads).run(chunks, false, &ForChunks::participate, &x);
   if (x.error) std::rethrow_exception(x.error);
 }
 

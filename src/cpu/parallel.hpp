@@ -128,5 +128,12 @@ void set_forced_threads_for_testing(int threads);
 void set_jitter_for_testing(bool on);
 // Threads the pool has started (never shrinks; 0 before the first parallel call).
 int pool_workers_for_testing();
+// How this thread's last parallel call ran: the threads it planned for (1: the caller alone) and
+// whether on an OpenMP team (else the pool). For the benchmark's "threads" column.
+struct CallShape {
+  int threads = 0;
+  bool openmp_team = false;
+};
+CallShape last_call_shape_for_testing();
 
 }  // namespace foldkit::cpu::detail

@@ -93,14 +93,15 @@ def make_tree(root: Path, with_busy=True):
             r["median_us"] = r["batch_mean_us"] = ""
     write_csv(res / "scan.csv", BASE, scan_rows)
     cpu_rows = [
-        row("foldkit", "sum", "f32", 1 << 26, 2600.0, 2700.0, mode="cpu", check="ok", meta=m),
+        row("foldkit", "sum", "f32", 1 << 26, 2600.0, 2700.0, mode="cpu", check="ok", meta=m,
+            config="threads: 16 team x48, 15 team x2"),
         row("loop-1t", "sum", "f32", 1 << 26, 52000.0, 52000.0, mode="cpu", meta=m),
         row("ceiling", "read", "f32", 1 << 26, 2574.0, 2600.0, mode="cpu", meta=m),
     ]
     write_csv(res / "cpu.csv", BASE + META, cpu_rows)
     # Under load, written ceiling first: each case's rows before its foldkit row. The two cases
     # share (dtype, n), so each must find the ceiling written just before it.
-    busy = "busy: 2 spinning threads per core"
+    busy = "threads: 1 x20; busy: 2 spinning threads per core"
     busy_rows = [
         row("ceiling", "read", "f32", 1 << 26, 3000.0, 3000.0, mode="cpu", meta=m),
         row("foldkit", "sum", "f32", 1 << 26, 4000.0, 4100.0, mode="cpu", check="ok",
@@ -237,11 +238,12 @@ class PerfReportTest(unittest.TestCase):
     def test_cpu_and_busy(self):
         cpu = section(self.perf, "### CPU backend\n")
         self.assertEqual(table_row(cpu, "sum f32 2^26")[1:],
-                         ["2.60", "52.00", "2.57", "99.0", "0.050"])
+                         ["2.60", "52.00", "2.57", "99.0", "0.050", "16 team x48, 15 team x2"])
         busy = section(self.perf, "### CPU backend under load")
-        self.assertIn("busy: 2 spinning threads per core", busy)
-        self.assertEqual(table_row(busy, "sum f32 2^26")[3:], ["3.00", "75.0", "0.067"])
-        self.assertEqual(table_row(busy, "max f32 2^26")[3:], ["2.00", "50.0", "0.10"])
+        self.assertIn("Load (the rows' config): busy: 2 spinning threads per core.", busy)
+        self.assertEqual(table_row(busy, "sum f32 2^26")[-1], "1 x20")
+        self.assertEqual(table_row(busy, "sum f32 2^26")[3:], ["3.00", "75.0", "0.067", "1 x20"])
+        self.assertEqual(table_row(busy, "max f32 2^26")[3:], ["2.00", "50.0", "0.10", "1 x20"])
 
     def test_ladder(self):
         # perf.md: the DRAM-size table only; speedup against the first timed rung (rung 1).

@@ -20,11 +20,13 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cpu/parallel.hpp"  // last_call_shape_for_testing: the threads column
 #include "fill_values.hpp"
 
 #include "foldkit/reduce.hpp"
@@ -224,7 +226,22 @@ void warm(Warm w) {
 
 struct CpuTiming {
   double median_us, mean_us;
+  std::string threads;  // foldkit's calls: how they ran, e.g. "16 team x50" (threads_text)
 };
+
+// How the timed calls of foldkit ran, most frequent first: "16 team x48, 15 team x2" (team: an
+// OpenMP team; pool: the backend's pool; 1: the caller alone).
+std::string threads_text(const std::map<std::pair<int, bool>, int>& shapes) {
+  std::vector<std::pair<int, std::pair<int, bool>>> byCount;
+  for (const auto& [shape, count] : shapes) byCount.push_back({count, shape});
+  std::sort(byCount.begin(), byCount.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text;
+  for (const auto& [count, shape] : byCount) {
+    if (!text.empty()) text += ", ";
+    text += std::to_string(shape.first) + (shape.first == 1 ? "" : shape.second ? " team" : " pool") + " x" + std::to_string(count);
+  }
+  return text;
+}
 struct CpuCall {
   std::function<double(const unsigned char*)> run;
   Warm warm;
@@ -240,6 +257,7 @@ struct CpuCall {
 // share the cores with the spinning threads of the call before it.
 std::vector<CpuTiming> time_cpu(const Options& opt, HostPool& pool, const std::vector<CpuCall>& calls) {
   std::vector<std::vector<double>> us(calls.size());
+  std::vector<std::map<std::pair<int, bool>, int>> shapes(calls.size());
   for (int rep = -2; rep < opt.reps_median; ++rep) {  // two warm-up rounds: threads up, pages mapped
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const std::size_t c = (k + static_cast<std::size_t>(rep + 2)) % calls.size();
@@ -248,17 +266,24 @@ std::vector<CpuTiming> time_cpu(const Options& opt, HostPool& pool, const std::v
       const auto t0 = std::chrono::steady_clock::now();
       g_sink = calls[c].run(pool.next());
       const auto t1 = std::chrono::steady_clock::now();
-      if (rep >= 0) us[c].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (rep >= 0) {
+        us[c].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        if (calls[c].warm == Warm::foldkit || calls[c].warm == Warm::foldkit_reduction) {
+          const auto shape = foldkit::cpu::detail::last_call_shape_for_testing();
+          ++shapes[c][{shape.threads, shape.openmp_team}];
+        }
+      }
     }
   }
   std::vector<CpuTiming> out;
-  for (auto& v : us) {
+  for (std::size_t c = 0; c < us.size(); ++c) {
+    std::vector<double>& v = us[c];
     double mean = 0;
     for (double x : v) mean += x;
     mean /= static_cast<double>(v.size());
     std::sort(v.begin(), v.end());
     const std::size_t m = v.size() / 2;
-    out.push_back({v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]), mean});
+    out.push_back({v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]), mean, threads_text(shapes[c])});
   }
   return out;
 }
@@ -284,7 +309,6 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
     fk.check = "ERROR not enough memory for the input";
     return {fk};
   }
-  fk.config = pool.memory_text();
   for (Row* r : {&fk, &loop, &ceil}) r->memory = pool.memory_text();
 
   // Check: foldkit against a sequential sum in a wider type (exact for i32; long double for floats).
@@ -327,6 +351,7 @@ std::vector<Row> run_case(const Options& opt, const HostInfo& host, std::int64_t
     if (time_foldkit) {
       fk.median_us = t[2].median_us;
       fk.batch_us = t[2].mean_us;
+      fk.config = "threads: " + t[2].threads;
     }
   } catch (const std::exception& e) {
     fk.check = std::string("ERROR ") + e.what();
@@ -372,7 +397,6 @@ std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::in
     fk.check = "ERROR not enough memory for the input";
     return {fk};
   }
-  fk.config = pool.memory_text();
   for (Row* r : {&fk, &loop, &ceil}) r->memory = pool.memory_text() + "; one output buffer";
   // Check the last element against a long double sum (chunked float order vs exact: 1e-3).
   try {
@@ -417,6 +441,7 @@ std::vector<Row> run_scan_case(const Options& opt, const HostInfo& host, std::in
     if (time_foldkit) {
       fk.median_us = t[2].median_us;
       fk.batch_us = t[2].mean_us;
+      fk.config = "threads: " + t[2].threads;
     }
   } catch (const std::exception& e) {
     fk.check = std::string("ERROR ") + e.what();
