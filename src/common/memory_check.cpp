@@ -1,8 +1,14 @@
 // Pointer validation shared by the backends: which memory space a pointer lives in.
 //
-// Compiled as C++ in every build. With CUDA it asks the runtime (cudaPointerGetAttributes), so a
-// device pointer handed to the CPU backend, or a pageable host pointer handed to the CUDA
-// backend, is reported as Errc::wrong_memory instead of crashing or reading garbage.
+// Compiled as C++ in every build. With CUDA, a device pointer handed to the CPU backend, or a
+// pageable host pointer handed to the CUDA backend, is reported as Errc::wrong_memory instead of
+// crashing or reading garbage.
+//
+// The CPU backend must not start CUDA: a runtime call such as cudaGetDeviceCount initialises the
+// runtime (the driver, tens to hundreds of ms) in a program that never meant to touch the GPU,
+// and cost every CPU call a runtime query (issue #21). A process that has not loaded the driver
+// library holds no device memory, so the CPU backend asks the driver only once libcuda is
+// loaded, and then through the driver API, which creates no context.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -12,8 +18,13 @@
 #include "foldkit/reduce.hpp"
 
 #if FOLDKIT_WITH_CUDA
-#include <cuda.h>  // driver API types only; the function is fetched through the runtime
+#include <cuda.h>  // driver API types only; the functions are fetched, never linked
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstring>
 
 #include "foldkit/cuda/reduce.hpp"
 #endif
@@ -23,25 +34,57 @@ namespace foldkit {
 #if FOLDKIT_WITH_CUDA
 namespace {
 
-// Whether the CUDA runtime sees a GPU, decided once (a function-local static is initialised
-// thread-safely). On a machine without a driver or GPU every probe would fail, and some of
-// those failures are slow, so the CPU backend must not pay for one per call.
-bool cuda_runtime_usable() {
-  static const bool usable = [] {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-      cudaGetLastError();  // leave no error behind for the caller's own error checks
-      return false;
-    }
-    return count > 0;
-  }();
-  return usable;
-}
+using PointerAttributesFn = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
 
 std::string ptr_text(const void* p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%p", p);
   return buf;
+}
+
+// The driver's cuPointerGetAttributes if this process has loaded libcuda (by any means: our
+// runtime, another library, the user), else nullptr; never loads or initialises anything.
+// dlopen(RTLD_NOLOAD) would answer too, but it searches the library path when the library is
+// absent (17 us a call, measured); dl_iterate_phdr's count of loaded objects costs ~7 ns, so the
+// loaded objects are searched by name only after that count changed. Once found, the function
+// stays cached: the handle we keep holds the library loaded.
+PointerAttributesFn loaded_driver_pointer_attributes() {
+  static std::atomic<PointerAttributesFn> found{nullptr};
+  static std::atomic<unsigned long long> adds_searched{0};  // dlpi_adds at the last failed search
+  if (PointerAttributesFn fn = found.load(std::memory_order_acquire)) return fn;
+
+  // dl_iterate_phdr visits the main program first, whose dlpi_adds counts the loads so far.
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* d) {
+        *static_cast<unsigned long long*>(d) = info->dlpi_adds;
+        return 1;
+      },
+      &adds);
+  if (adds == adds_searched.load(std::memory_order_relaxed)) return nullptr;  // nothing loaded since
+
+  std::string path;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* d) {
+        const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        const char* slash = std::strrchr(name, '/');
+        const char* base = slash != nullptr ? slash + 1 : name;
+        if (std::strncmp(base, "libcuda.so", 10) != 0) return 0;
+        *static_cast<std::string*>(d) = name;
+        return 1;
+      },
+      &path);
+  adds_searched.store(adds, std::memory_order_relaxed);
+  if (path.empty()) return nullptr;
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return nullptr;
+  auto fn = reinterpret_cast<PointerAttributesFn>(dlsym(lib, "cuPointerGetAttributes"));
+  if (fn == nullptr) {
+    dlclose(lib);
+    return nullptr;
+  }
+  found.store(fn, std::memory_order_release);  // `lib` stays open: fn stays valid
+  return fn;
 }
 
 }  // namespace
@@ -55,18 +98,22 @@ void check_host_input(const void* in, std::int64_t n) {
     throw Error(Errc::invalid_argument, "input is null but n = " + std::to_string(n));
 #if FOLDKIT_WITH_CUDA
   // n == 0 reads nothing, so any pointer is harmless then; skip the probe.
-  if (n > 0 && cuda_runtime_usable()) {
-    cudaPointerAttributes attr{};
-    if (cudaPointerGetAttributes(&attr, in) != cudaSuccess) {
-      cudaGetLastError();  // an unknown pointer is host memory as far as we can tell
-      return;
-    }
-    // Managed memory is readable from the host; pinned host memory is host memory.
-    if (attr.type == cudaMemoryTypeDevice)
-      throw Error(Errc::wrong_memory, "input (" + ptr_text(in) + ", device " + std::to_string(attr.device) +
-                                          ") is device memory passed to the CPU backend; use foldkit::cuda:: "
-                                          "or copy it to the host");
-  }
+  if (n <= 0) return;
+  const PointerAttributesFn attributes = loaded_driver_pointer_attributes();
+  if (attributes == nullptr) return;  // no driver loaded: no device memory in this process
+  // Unlike cuPointerGetAttribute, this returns CUDA_SUCCESS with null attributes for memory the
+  // driver does not know (and CUDA_ERROR_NOT_INITIALIZED before cuInit: host memory too).
+  unsigned int memory_type = 0, managed = 0;
+  int ordinal = -1;
+  CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* data[3] = {&memory_type, &managed, &ordinal};
+  if (attributes(3, attrs, data, reinterpret_cast<CUdeviceptr>(in)) != CUDA_SUCCESS) return;
+  // Managed memory is readable from the host; pinned host memory is host memory.
+  if (memory_type == CU_MEMORYTYPE_DEVICE && managed == 0)
+    throw Error(Errc::wrong_memory, "input (" + ptr_text(in) + ", device " + std::to_string(ordinal) +
+                                        ") is device memory passed to the CPU backend; use foldkit::cuda:: "
+                                        "or copy it to the host");
 #endif
 }
 
@@ -92,8 +139,6 @@ struct KnownRange {
 constexpr int kKnownRanges = 8;
 thread_local KnownRange t_known[kKnownRanges];
 thread_local int t_next_known = 0;
-
-using PointerAttributesFn = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
 
 PointerAttributesFn pointer_attributes_fn() {
   static const PointerAttributesFn fn = [] {
