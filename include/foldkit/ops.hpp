@@ -246,7 +246,9 @@ struct reduce_traits {
   FOLDKIT_HD static result_type finalize(accum_type acc, std::int64_t n) {
     if constexpr (Op == ReduceOp::mean) {
       if (n == 0) return std::numeric_limits<result_type>::quiet_NaN();
-      return static_cast<result_type>(static_cast<result_type>(acc) / static_cast<result_type>(n));
+      // In double, rounded once to the result type: float(n) itself rounds above 2^24 elements
+      // (2^24 ones and a zero: float(n) = 2^24 gave a mean of exactly 1).
+      return static_cast<result_type>(static_cast<double>(acc) / static_cast<double>(n));
     } else if constexpr (Op == ReduceOp::sum) {
       return n == 0 ? result_type(0) : acc;  // +0 for an empty sum (the identity is -0)
     } else if constexpr (Op == ReduceOp::min || Op == ReduceOp::max) {

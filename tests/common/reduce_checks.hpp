@@ -74,6 +74,24 @@ template <class Backend, class T> void check_sum_and_mean_exact(const TestArray<
   }
 }
 
+// The mean divides once, rounding once: 2^24 ones and a zero (at a random place) have the exact
+// mean 2^24 / (2^24 + 1) = 0.99999994 in float, but float(n) = 2^24 made it exactly 1 (issue
+// #21). The sum is exact in every accumulator, so only the division can be wrong. Returns false
+// when FOLDKIT_TEST_MAX_N caps the size away (nothing checked).
+template <class Backend, class T> bool check_mean_rounds_once(Rng& rng) {
+  const std::int64_t n = (std::int64_t{1} << 24) + 1;
+  if (max_n() < n) return false;
+  TestArray<T> a(n, rng.uniform(0, 3), quiet_nan<T>());
+  const std::int64_t zero_at = rng.uniform(0, n - 1);
+  fill(a, [&](std::int64_t i) { return from_double<T>(i == zero_at ? 0.0 : 1.0); });
+  using R = expected_result_t<ReduceOp::mean, T>;
+  const R want = static_cast<R>(static_cast<long double>(n - 1) / static_cast<long double>(n));
+  const R got = reduce_on<ReduceOp::mean, Backend>(Backend::upload(a));
+  EXPECT_TRUE(bits_equal(got, want)) << "mean of " << a.describe() << " (zero at " << zero_at << "): got "
+                                     << static_cast<double>(got) << ", want " << static_cast<double>(want);
+  return true;
+}
+
 // Product exactly equal to the reference (data from make_exact_prod_data).
 template <class Backend, class T> void check_prod_exact(const TestArray<T>& a) {
   const auto in = Backend::upload(a);

@@ -82,5 +82,13 @@ TEST_F(CudaLarge, EveryDtypePast2Pow24) {
   all_ops_past_2pow24<bfloat16>(rng);
 }
 
+TEST_F(CudaLarge, MeanRoundsOncePast2Pow24) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  if (!check_mean_rounds_once<CudaBackend, float>(rng)) GTEST_SKIP() << "FOLDKIT_TEST_MAX_N < 2^24 + 1";
+  check_mean_rounds_once<CudaBackend, half>(rng);
+  check_mean_rounds_once<CudaBackend, bfloat16>(rng);
+}
+
 }  // namespace
 }  // namespace foldkit::test
