@@ -34,6 +34,7 @@ void reduce_into(const void* in, std::int64_t n, void* out) {
 void reduce(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out) {
   erased::check_enums(op, dtype);
   if (out == nullptr) throw Error(Errc::invalid_argument, "out is null");
+  detail::check_host_input(out, 1);  // the one result is written whatever n is: wrong_memory for device memory
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     erased::visit_reduce_op(op, [&](auto op_tag) { reduce_into<decltype(op_tag)::value, T>(in, n, out); });

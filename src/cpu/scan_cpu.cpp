@@ -33,10 +33,8 @@ void check_scan_block_length(std::int64_t block_length) {
 void check_scan_offsets(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n) {
   if (num_segments < 0)
     throw Error(Errc::invalid_argument, "num_segments = " + std::to_string(num_segments) + " is negative");
-  if (num_segments == 0) {
-    if (n != 0) throw Error(Errc::invalid_argument, "no segments, but n = " + std::to_string(n));
-    if (offsets == nullptr) return;  // nothing to read
-  }
+  if (num_segments == 0 && n != 0) throw Error(Errc::invalid_argument, "no segments, but n = " + std::to_string(n));
+  // offsets has num_segments + 1 >= 1 entries: checked whatever n is (the validation rule).
   if (offsets == nullptr)
     throw Error(Errc::invalid_argument, "offsets is null but num_segments = " + std::to_string(num_segments));
   check_host_input(offsets, 1);  // wrong_memory for device pointers (the probe needs one element)

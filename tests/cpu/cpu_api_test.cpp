@@ -54,6 +54,42 @@ TEST(CpuErrors, NullInputWithZeroElementsIsAnEmptyInput) {  // documented: null 
   EXPECT_TRUE(throws_errc(Errc::empty_input, [&] { cpu::max(null, 0); }));
 }
 
+// The validation rule, one for every entry point (README, "Errors"): with n = 0 the n-element
+// arrays (input, a scan's output) are never accessed, so any pointer will do (null: what NumPy
+// and PyTorch hand out for empty arrays); every other argument is checked as for any n.
+TEST(CpuErrors, ZeroLengthRuleIsTheSameForEveryEntryPoint) {
+  const float* null_in = opaque_null<float>();
+  float* null_out = const_cast<float*>(opaque_null<float>());
+  const std::int64_t zero_offset[1] = {0};
+  // Accepted with n = 0, null arrays.
+  EXPECT_EQ(cpu::sum(null_in, 0), 0.0f);
+  float sum = -1;  // an f32 sum is a float
+  cpu::reduce(ReduceOp::sum, DType::f32, nullptr, 0, &sum);
+  EXPECT_EQ(sum, 0.0f);
+  EXPECT_NO_THROW(cpu::inclusive_scan<ReduceOp::sum>(null_in, 0, null_out));
+  EXPECT_NO_THROW(cpu::exclusive_scan<ReduceOp::max>(null_in, 0, null_out, 1.0f));
+  EXPECT_NO_THROW(cpu::inclusive_scan_blocked<ReduceOp::sum>(null_in, 0, null_out, 4));
+  EXPECT_NO_THROW(cpu::exclusive_scan_blocked<ReduceOp::sum>(null_in, 0, null_out, 4, 0.0f));
+  EXPECT_NO_THROW(cpu::inclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, zero_offset, 0));
+  EXPECT_NO_THROW(cpu::exclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, zero_offset, 0, 0.0f));
+  EXPECT_NO_THROW(cpu::inclusive_scan(ReduceOp::sum, DType::f32, nullptr, 0, nullptr));
+  // Checked with n = 0 as with any n: the reduction's result, block_length, offsets, num_segments.
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cpu::reduce(ReduceOp::sum, DType::f32, nullptr, 0, nullptr); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cpu::inclusive_scan_blocked<ReduceOp::sum>(null_in, 0, null_out, 0); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cpu::exclusive_scan_blocked<ReduceOp::sum>(null_in, 0, null_out, -3, 0.0f); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cpu::inclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, opaque_null<std::int64_t>(), 0);
+  }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cpu::exclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, zero_offset, -1, 0.0f);
+  }));
+  const std::int64_t bad_offset[1] = {5};
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cpu::inclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, bad_offset, 0); }));
+}
+
 TEST(CpuErrors, NegativeLengthIsInvalidArgument) {
   const std::vector<float> data(8, 1.0f);
   EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cpu::sum(data.data(), -1); }));

@@ -9,6 +9,7 @@
 
 #include "common/reduce_checks.hpp"
 #include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/scan.hpp"
 #include "foldkit/reduce.hpp"
 #include "support/cuda_backend.hpp"
 #include "support/test_config.hpp"
@@ -47,6 +48,62 @@ TEST_F(CudaErrors, NullOutputIsInvalidArgument) {
                           [&] { cuda::reduce(ReduceOp::argmin, DType::f32, in.ptr, 16, nullptr); }));
 }
 
+// The validation rule, one for every entry point (README, "Errors"): with n = 0 the n-element
+// arrays (input, a scan's output) are never accessed, so any pointer will do (null, host memory);
+// every other argument (a reduction's result, a workspace, block_length, offsets, num_segments)
+// is checked as for any n.
+TEST_F(CudaErrors, ZeroLengthRuleIsTheSameForEveryEntryPoint) {
+  const float* null_in = nullptr;
+  float* null_out = nullptr;
+  float host_array[4] = {1, 2, 3, 4};
+  DeviceSlot out;
+  const DeviceBuffer offsets(sizeof(std::int64_t));
+  FOLDKIT_CUDA_CHECK(cudaMemset(offsets.get(), 0, sizeof(std::int64_t)));
+  const auto* d_offsets = offsets.as<const std::int64_t>();
+  const DeviceBuffer ws_buffer(cuda::reduce_workspace_bytes() + 64);
+  FOLDKIT_CUDA_CHECK(cudaMemset(ws_buffer.get(), 0, ws_buffer.bytes()));
+  const cuda::Workspace ws{ws_buffer.get(), ws_buffer.bytes()};
+  // Accepted with n = 0: null and host arrays.
+  EXPECT_NO_THROW(cuda::reduce<ReduceOp::sum>(null_in, 0, out.get<float>()));
+  EXPECT_NO_THROW(cuda::reduce<ReduceOp::sum>(host_array, 0, out.get<float>(), ws));
+  EXPECT_NO_THROW(cuda::reduce(ReduceOp::sum, DType::f32, nullptr, 0, out.get<void>()));
+  for (float* o : {null_out, host_array}) {
+    const float* in = o;
+    EXPECT_NO_THROW(cuda::inclusive_scan<ReduceOp::sum>(in, 0, o));
+    EXPECT_NO_THROW(cuda::inclusive_scan<ReduceOp::sum>(in, 0, o, ws));
+    EXPECT_NO_THROW(cuda::exclusive_scan<ReduceOp::max>(in, 0, o, 1.0f));
+    EXPECT_NO_THROW(cuda::inclusive_scan_blocked<ReduceOp::sum>(in, 0, o, 4));
+    EXPECT_NO_THROW(cuda::exclusive_scan_blocked<ReduceOp::sum>(in, 0, o, 4, 0.0f, ws));
+    EXPECT_NO_THROW(cuda::inclusive_scan_segmented<ReduceOp::sum>(in, 0, o, d_offsets, 0));
+    EXPECT_NO_THROW(cuda::exclusive_scan_segmented<ReduceOp::sum>(in, 0, o, d_offsets, 0, 0.0f, ws));
+    EXPECT_NO_THROW(cuda::inclusive_scan(ReduceOp::sum, DType::f32, in, 0, o));
+  }
+  FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  // Checked with n = 0 as with any n.
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] { cuda::reduce<ReduceOp::sum>(null_in, 0, null_out); }));
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory, [&] { cuda::reduce<ReduceOp::sum>(null_in, 0, host_array); }));
+  const cuda::Workspace host_ws{host_array, cuda::reduce_workspace_bytes()};
+  const cuda::Workspace misaligned{static_cast<char*>(ws_buffer.get()) + 8, ws_buffer.bytes() - 8};
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory, [&] { cuda::reduce<ReduceOp::sum>(null_in, 0, out.get<float>(), host_ws); }));
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory, [&] { cuda::inclusive_scan<ReduceOp::sum>(null_in, 0, null_out, host_ws); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cuda::reduce<ReduceOp::sum>(null_in, 0, out.get<float>(), misaligned); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cuda::inclusive_scan<ReduceOp::sum>(null_in, 0, null_out, misaligned); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cuda::inclusive_scan<ReduceOp::sum>(null_in, 0, null_out, cuda::Workspace{}); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cuda::inclusive_scan_blocked<ReduceOp::sum>(null_in, 0, null_out, 0); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument, [&] {
+    cuda::inclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, static_cast<const std::int64_t*>(nullptr), 0);
+  }));
+  const std::int64_t host_offsets[1] = {0};
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory,
+                          [&] { cuda::inclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, host_offsets, 0); }));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cuda::inclusive_scan_segmented<ReduceOp::sum>(null_in, 0, null_out, d_offsets, -1); }));
+}
+
 // Pageable host memory is not device-accessible: the CUDA API must refuse it, not crash.
 TEST_F(CudaErrors, HostPointerIsWrongMemory) {
   const std::unique_ptr<float, decltype(&std::free)> host(static_cast<float*>(std::malloc(64 * sizeof(float))), &std::free);
@@ -71,6 +128,12 @@ TEST_F(CudaErrors, DevicePointerToCpuApiIsWrongMemory) {
   EXPECT_TRUE(throws_errc(Errc::wrong_memory, [&] { cpu::reduce(ReduceOp::min, DType::f32, in.ptr, 64, out.bytes); }));
   EXPECT_TRUE(throws_errc(Errc::wrong_memory,
                           [&] { cpu::reduce_custom(in.ptr, 64, [](float a, float b) { return a + b; }, 0.0f); }));
+  // The type-erased result pointer is checked too, whatever n is (the validation rule).
+  const std::vector<float> host_in(8, 1.0f);
+  DeviceSlot d_out;
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory,
+                          [&] { cpu::reduce(ReduceOp::sum, DType::f32, host_in.data(), 8, d_out.get<void>()); }));
+  EXPECT_TRUE(throws_errc(Errc::wrong_memory, [&] { cpu::reduce(ReduceOp::sum, DType::f32, nullptr, 0, d_out.get<void>()); }));
 }
 
 TEST_F(CudaErrors, TypeErasedInvalidEnumIsUnsupported) {

@@ -43,7 +43,16 @@ void launch_scan_kernel(const typename Spec::input_type* d_in, std::int64_t n, t
   using A = typename Spec::accum_type;
   using O = typename Spec::output_type;
   if (n < 0) throw Error(Errc::invalid_argument, "scan: n is negative (" + std::to_string(n) + ")");
-  if (n == 0) return;
+  if (n == 0) {
+    // Nothing is read or written, so the n-element arrays are not checked; an explicit workspace
+    // is, as for any n (the validation rule, README "Errors").
+    if (ws.ptr != nullptr) {
+      if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
+        throw Error(Errc::invalid_argument, "scan: workspace must be 16-byte aligned");
+      check_device_pointer(ws.ptr, "workspace");
+    }
+    return;
+  }
   const std::int64_t tiles = (n + Policy::kTile - 1) / Policy::kTile;
   if (tiles > 0xffffffffLL) throw Error(Errc::unsupported, "scan: n is too large");
   if (ws.ptr == nullptr && ws.bytes == 0) ws = scan_stream_workspace(stream, ws_needed);  // convenient form
