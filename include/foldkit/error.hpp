@@ -14,6 +14,8 @@ enum class Errc : int {
   empty_input,        // min/max/argmin/argmax of zero elements
   cuda_error,         // a CUDA runtime call failed; what() carries CUDA's own message
   no_device,          // the CUDA backend was asked for, but no usable GPU is present
+  out_of_memory,      // device memory ran out (cudaErrorMemoryAllocation), e.g. for the workspace
+                      // of a convenient-form call; nothing was changed, so the call can be retried
 };
 
 constexpr const char* errc_name(Errc e) {
@@ -24,6 +26,7 @@ constexpr const char* errc_name(Errc e) {
     case Errc::empty_input: return "empty_input";
     case Errc::cuda_error: return "cuda_error";
     case Errc::no_device: return "no_device";
+    case Errc::out_of_memory: return "out_of_memory";
   }
   return "?";
 }

@@ -1,7 +1,8 @@
 // Concurrent use: 4 streams in flight at once from one thread, and 4 host threads at once, with
-// the convenient form (per-(thread, stream) workspaces kept by foldkit) and with explicit
-// per-stream workspaces; and one thread using every GPU of the machine in turn. Every result is checked; a shared or racing workspace shows up as a
-// wrong or unwritten (poisoned) result.
+// the convenient form (each thread's cache of per-stream workspaces, at most 8 per device) and
+// with explicit per-stream workspaces; and one thread using every GPU of the machine in turn.
+// Every result is checked; a shared or racing workspace shows up as a wrong or unwritten
+// (poisoned) result.
 #include <gtest/gtest.h>
 
 #include <array>

@@ -10,8 +10,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "foldkit/cuda/scan.hpp"
 #include "foldkit/dtype.hpp"
 #include "support/cuda_backend.hpp"
 #include "support/random_arrays.hpp"
@@ -22,6 +24,11 @@ namespace {
 
 static_assert(sizeof(__half) == sizeof(half) && alignof(__half) == alignof(half));
 static_assert(sizeof(__nv_bfloat16) == sizeof(bfloat16) && alignof(__nv_bfloat16) == alignof(bfloat16));
+// The helpers keep constness: inputs convert to const pointers, outputs to writable ones.
+static_assert(std::is_same_v<decltype(cuda::as_foldkit_half(static_cast<const __half*>(nullptr))), const half*>);
+static_assert(std::is_same_v<decltype(cuda::as_foldkit_half(static_cast<__half*>(nullptr))), half*>);
+static_assert(std::is_same_v<decltype(cuda::as_foldkit_bfloat16(static_cast<const __nv_bfloat16*>(nullptr))), const bfloat16*>);
+static_assert(std::is_same_v<decltype(cuda::as_foldkit_bfloat16(static_cast<__nv_bfloat16*>(nullptr))), bfloat16*>);
 
 // For every 16-bit pattern i: decode with foldkit and with CUDA.
 __global__ void decode_all(float* ours_half, float* cuda_half, float* ours_bf16, float* cuda_bf16) {
@@ -108,6 +115,43 @@ TEST_F(CudaHalfDevice, EncodeMatchesCudaRoundToNearest) {
     const bool bf16_ok = ob[k] == cb[k] || (is_nan16(ob[k], 7) && is_nan16(cb[k], 7));
     ASSERT_TRUE(half_ok) << std::hexfloat << in[k] << " -> half 0x" << std::hex << oh[k] << ", CUDA 0x" << ch[k];
     ASSERT_TRUE(bf16_ok) << std::hexfloat << in[k] << " -> bf16 0x" << std::hex << ob[k] << ", CUDA 0x" << cb[k];
+  }
+}
+
+// A max scan of CUDA's own __half and __nv_bfloat16 arrays writes them through the non-const
+// helpers (issue #21: only const forms existed, so there was no helper for an output).
+TEST_F(CudaHalfDevice, ScanOfCudaTypesThroughTheHelpers) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const std::int64_t n = 100003;
+  const CounterRng r = rng.counter();
+  std::vector<__half> h(static_cast<std::size_t>(n));
+  std::vector<__nv_bfloat16> b(h.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = static_cast<float>(r.in_range<int>(i, -1000, 1000)) / 8.0f;  // exact in both types
+    h[static_cast<std::size_t>(i)] = __float2half_rn(v);
+    b[static_cast<std::size_t>(i)] = __float2bfloat16_rn(v);
+  }
+  const DeviceBuffer dh(n * 2), db(n * 2), oh(n * 2), ob(n * 2);
+  FOLDKIT_CUDA_CHECK(cudaMemcpy(dh.get(), h.data(), n * 2, cudaMemcpyHostToDevice));
+  FOLDKIT_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), n * 2, cudaMemcpyHostToDevice));
+  FOLDKIT_CUDA_CHECK(cudaMemset(oh.get(), 0xff, n * 2));
+  FOLDKIT_CUDA_CHECK(cudaMemset(ob.get(), 0xff, n * 2));
+  const __half* in_h = dh.as<__half>();
+  __half* out_h = oh.as<__half>();
+  const __nv_bfloat16* in_b = db.as<__nv_bfloat16>();
+  __nv_bfloat16* out_b = ob.as<__nv_bfloat16>();
+  cuda::inclusive_scan<ReduceOp::max>(cuda::as_foldkit_half(in_h), n, cuda::as_foldkit_half(out_h));
+  cuda::inclusive_scan<ReduceOp::max>(cuda::as_foldkit_bfloat16(in_b), n, cuda::as_foldkit_bfloat16(out_b));
+  FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto got_h = download<__half>(oh, h.size());
+  const auto got_b = download<__nv_bfloat16>(ob, b.size());
+  float run_h = -INFINITY, run_b = -INFINITY;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    run_h = std::fmax(run_h, __half2float(h[i]));
+    run_b = std::fmax(run_b, __bfloat162float(b[i]));
+    ASSERT_EQ(__half2float(got_h[i]), run_h) << "half max scan at " << i;
+    ASSERT_EQ(__bfloat162float(got_b[i]), run_b) << "bf16 max scan at " << i;
   }
 }
 

@@ -64,7 +64,8 @@ template <ReduceOp Op, class T>
 reduce_result_t<Op, T> reduce_to_host(const T* d_in, std::int64_t n, cudaStream_t stream) {
   using R = reduce_result_t<Op, T>;
   static_assert(sizeof(R) <= detail::kStagingBytes);
-  const Workspace ws = detail::stream_workspace(stream);
+  const detail::StreamWorkspaceLease lease = detail::stream_workspace(stream);  // held past the copy
+  const Workspace ws = lease;
   auto* staging = reinterpret_cast<R*>(static_cast<char*>(ws.ptr) + detail::kStagingOffset);
   reduce<Op, T>(d_in, n, staging, ws, stream);
   R result;

@@ -18,7 +18,9 @@ namespace detail {
 void check_cuda(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  throw Error(Errc::cuda_error, std::string(what) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+  // Only allocations report cudaErrorMemoryAllocation: a caller can free memory and retry.
+  const Errc code = status == cudaErrorMemoryAllocation ? Errc::out_of_memory : Errc::cuda_error;
+  throw Error(code, std::string(what) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
 }
 
 static int current_device() {
@@ -75,60 +77,188 @@ DeviceFacts validate_reduce_args(const void* d_in, std::int64_t n, const void* d
   return facts;
 }
 
+// ---- StreamWorkspaceCache (runtime.hpp) ----
+
 namespace {
-
-// One workspace per (device, stream) for this host thread. Keyed by the stream's unique id
-// (cudaStreamGetId), not only its handle: a destroyed stream's handle can be reused by a new
-// stream whose work must not share a workspace with the old stream's pending work. While a
-// stream is being captured into a graph cudaStreamGetId is not permitted, so a capturing
-// stream is matched by handle, and must already have a workspace (from a call before capture).
-struct CachedWorkspace {
-  int device;
-  cudaStream_t handle;
-  unsigned long long stream_id;
-  Workspace ws;
-};
-
-struct ThreadWorkspaces {
-  std::vector<CachedWorkspace> entries;
-  ~ThreadWorkspaces() {
-    for (auto& e : entries) (void)cudaFree(e.ws.ptr);  // errors at process exit are harmless
-  }
-};
-
-thread_local ThreadWorkspaces t_workspaces;
-
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+constexpr std::size_t kMinCachedBytes = 4096;  // the smallest workspace a cache allocates
 }  // namespace
 
-Workspace stream_workspace(cudaStream_t stream) {
-  const int device = current_device();
+Workspace StreamWorkspaceCache::acquire(cudaStream_t stream, std::size_t bytes, int device) {
+  pending_ = kNone;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
   if (capture != cudaStreamCaptureStatusNone) {
-    for (const auto& e : t_workspaces.entries)
-      if (e.device == device && e.handle == stream) return e.ws;
-    throw Error(Errc::invalid_argument,
-                "the convenient form cannot allocate its workspace while the stream is being captured; make one "
-                "call on this stream before capturing, or pass an explicit Workspace");
+    // Under capture: find the entry by handle; allocate nothing and record nothing (a recorded
+    // event would become a node of the graph), so its last use has no event after it.
+    for (auto& e : entries_)
+      if (e.device == device && e.handle_live && e.handle == stream && e.ws.bytes >= bytes) {
+        e.last_use = ++clock_;
+        e.event_after_last_use = false;
+        return e.ws;
+      }
+    throw Error(Errc::invalid_argument, capture_hint_);
   }
   unsigned long long id = 0;
   check_cuda(cudaStreamGetId(stream, &id), "cudaStreamGetId");
-  for (auto& e : t_workspaces.entries) {
+  std::size_t found = kNone, oldest = kNone;
+  int count = 0;  // this device's entries
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
     if (e.device != device) continue;
-    if (e.stream_id == id) return e.ws;
-    if (e.handle == stream) e.handle = nullptr;  // that handle now names another stream
+    ++count;
+    if (e.stream_id == id) {
+      found = i;
+    } else {
+      if (e.handle == stream) e.handle_live = false;  // that handle now names another stream
+      if (oldest == kNone || e.last_use < entries_[oldest].last_use) oldest = i;
+    }
+  }
+  if (found != kNone && entries_[found].ws.bytes >= bytes) {  // the steady state
+    Entry& e = entries_[found];
+    e.last_use = ++clock_;
+    e.event_after_last_use = false;  // until launched() records the event
+    pending_ = found;
+    pending_stream_ = stream;
+    pending_record_ = count > 1;
+    return e.ws;
+  }
+  // A new workspace: at least `bytes`, and when growing, at least twice the old size so that a
+  // rising n does not reallocate on every call.
+  std::size_t want = bytes < kMinCachedBytes ? kMinCachedBytes : bytes;
+  if (found != kNone && want < 2 * entries_[found].ws.bytes) want = 2 * entries_[found].ws.bytes;
+  if (found == kNone && count >= kEntriesPerDevice) {
+    // Evict first: the pool can then hand the same memory to the new entry, in stream order.
+    evict_on(oldest, stream);
+    --count;
   }
   Workspace ws;
-  ws.bytes = reduce_workspace_bytes(device);
-  check_cuda(cudaMalloc(&ws.ptr, ws.bytes), "cudaMalloc (workspace)");
+  ws.bytes = want;
+  check_cuda(cudaMallocAsync(&ws.ptr, ws.bytes, stream), "cudaMallocAsync (workspace)");
   const cudaError_t zeroed = cudaMemsetAsync(ws.ptr, 0, ws.bytes, stream);
   if (zeroed != cudaSuccess) {
-    (void)cudaFree(ws.ptr);
+    (void)cudaFreeAsync(ws.ptr, stream);
     check_cuda(zeroed, "cudaMemsetAsync (workspace)");
   }
-  t_workspaces.entries.push_back(CachedWorkspace{device, stream, id, ws});
+  if (found != kNone) {
+    // Growing the entry of this very stream: stream order alone keeps the old one alive until
+    // the work already queued on it is done.
+    Entry& e = entries_[found];
+    const cudaError_t freed = cudaFreeAsync(e.ws.ptr, stream);
+    if (freed != cudaSuccess) {
+      (void)cudaFreeAsync(ws.ptr, stream);
+      check_cuda(freed, "cudaFreeAsync (workspace)");
+    }
+    e.ws = ws;
+    e.handle = stream;
+    e.handle_live = true;
+    e.last_use = ++clock_;
+    e.event_after_last_use = false;
+    pending_ = found;
+  } else {
+    cudaEvent_t event = nullptr;
+    const cudaError_t created = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+    if (created != cudaSuccess) {
+      (void)cudaFreeAsync(ws.ptr, stream);
+      check_cuda(created, "cudaEventCreateWithFlags (workspace)");
+    }
+    entries_.push_back(Entry{device, true, stream, id, ws, event, false, ++clock_});
+    ++count;
+    pending_ = entries_.size() - 1;
+  }
+  pending_stream_ = stream;
+  pending_record_ = count > 1;
   return ws;
 }
+
+void StreamWorkspaceCache::launched(cudaStream_t stream) noexcept {
+  if (pending_ == kNone || pending_stream_ != stream) return;
+  Entry& e = entries_[pending_];
+  pending_ = kNone;
+  if (!pending_record_) return;  // the device's only entry: nothing to order an eviction after
+  if (cudaEventRecord(e.event, stream) == cudaSuccess) e.event_after_last_use = true;
+  else (void)cudaGetLastError();  // left without an event: freed after a device sync if evicted
+}
+
+// Frees entries_[index] (current device) in stream order on `stream`, the current call's
+// stream: never on the entry's own stream, which may be destroyed already.
+void StreamWorkspaceCache::evict_on(std::size_t index, cudaStream_t stream) {
+  const Entry e = entries_[index];
+  entries_[index] = entries_.back();
+  entries_.pop_back();
+  pending_ = kNone;
+  cudaError_t status = cudaSuccess;
+  if (e.event_after_last_use) {
+    status = cudaStreamWaitEvent(stream, e.event, 0);
+    if (status == cudaSuccess) status = cudaFreeAsync(e.ws.ptr, stream);
+  } else {
+    // No event after its last use: wait for the device. cudaFree does not synchronise for
+    // memory from cudaMallocAsync, hence the explicit cudaDeviceSynchronize.
+    status = cudaDeviceSynchronize();
+    if (status == cudaSuccess) status = cudaFree(e.ws.ptr);
+  }
+  (void)cudaEventDestroy(e.event);  // a recorded, pending event is released once it completes
+  check_cuda(status, "freeing an evicted workspace");
+}
+
+// Frees the entries of the current device, or of every device; returns the first error.
+cudaError_t StreamWorkspaceCache::free_entries(bool all_devices) {
+  pending_ = kNone;
+  cudaError_t first = cudaSuccess;
+  auto note = [&first](cudaError_t status) {
+    if (status != cudaSuccess && first == cudaSuccess) first = status;
+  };
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) return cudaGetLastError();
+  std::vector<Entry> keep;
+  bool synced_device[64] = {};
+  for (const Entry& e : entries_) {
+    if (!all_devices && e.device != current) {
+      keep.push_back(e);
+      continue;
+    }
+    if (e.device != current) note(cudaSetDevice(e.device));
+    if (e.event_after_last_use) {
+      note(cudaEventSynchronize(e.event));
+    } else if (e.device < 0 || e.device >= 64 || !synced_device[e.device]) {
+      note(cudaDeviceSynchronize());
+      if (e.device >= 0 && e.device < 64) synced_device[e.device] = true;
+    }
+    note(cudaFree(e.ws.ptr));
+    note(cudaEventDestroy(e.event));
+    if (e.device != current) note(cudaSetDevice(current));
+  }
+  entries_.swap(keep);
+  if (first != cudaSuccess) (void)cudaGetLastError();
+  return first;
+}
+
+void StreamWorkspaceCache::release() {
+  check_cuda(free_entries(true), "releasing the stream workspaces");
+}
+
+StreamWorkspaceCache::~StreamWorkspaceCache() {
+  (void)free_entries(true);  // at thread or process exit; errors there are harmless
+}
+
+namespace {
+thread_local StreamWorkspaceCache t_reduce_cache(
+    "the convenient form cannot allocate its workspace while the stream is being captured; make one call on this "
+    "stream before capturing (its workspace must still be cached), or pass an explicit Workspace");
+thread_local StreamWorkspaceCache t_scan_cache(
+    "the convenient scan cannot allocate its workspace while the stream is being captured; make a call of at least "
+    "this size on this stream before capturing (its workspace must still be cached), or pass an explicit Workspace");
+}  // namespace
+
+StreamWorkspaceCache& reduce_workspace_cache() { return t_reduce_cache; }
+StreamWorkspaceCache& scan_workspace_cache() { return t_scan_cache; }
+
+StreamWorkspaceLease stream_workspace(cudaStream_t stream) {
+  const int device = current_device();
+  return StreamWorkspaceLease(t_reduce_cache.acquire(stream, workspace_bytes_for(sm_count_of(device)), device), stream);
+}
+
+void stream_workspace_launched(cudaStream_t stream) noexcept { t_reduce_cache.launched(stream); }
 
 }  // namespace detail
 
@@ -145,6 +275,16 @@ bool device_available() {
 std::size_t reduce_workspace_bytes(int device) {
   if (device < 0) device = detail::current_device();
   return detail::workspace_bytes_for(detail::sm_count_of(device));
+}
+
+void release_stream_workspaces() {
+  try {
+    detail::reduce_workspace_cache().release();
+  } catch (...) {
+    detail::scan_workspace_cache().release();  // emptied too, whatever the first one reported
+    throw;
+  }
+  detail::scan_workspace_cache().release();
 }
 
 void init_workspace(Workspace ws, cudaStream_t stream) {

@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "foldkit/cuda/device/scan_layout.hpp"
 #include "foldkit/cuda/dispatch/runtime.hpp"
@@ -23,67 +22,16 @@ std::size_t scan_workspace_bytes_for(std::int64_t tiles, std::size_t accum_bytes
   return kScanHeaderBytes + static_cast<std::size_t>(tiles) * 2 * words * sizeof(unsigned long long);
 }
 
-namespace {
-
-// One growing workspace per (device, stream id) for this host thread. Growth is stream-ordered
-// (cudaFreeAsync of the old, cudaMallocAsync + cudaMemsetAsync of the new), so no call waits.
-struct CachedScanWorkspace {
-  int device;
-  unsigned long long stream_id;
-  cudaStream_t handle;
-  Workspace ws;
-};
-struct ThreadScanWorkspaces {
-  std::vector<CachedScanWorkspace> entries;
-  ~ThreadScanWorkspaces() {
-    for (auto& e : entries) (void)cudaFree(e.ws.ptr);  // errors at process exit are harmless
-  }
-};
-thread_local ThreadScanWorkspaces t_scan_workspaces;
-
-}  // namespace
-
+// The convenient scans' workspaces live in this thread's scan cache (StreamWorkspaceCache,
+// runtime.hpp): at most kEntriesPerDevice per device, LRU, each growing (stream-ordered) when a
+// call needs more.
 Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes) {
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
-  if (capture != cudaStreamCaptureStatusNone) {
-    for (const auto& e : t_scan_workspaces.entries)
-      if (e.device == device && e.handle == stream && e.ws.bytes >= bytes) return e.ws;
-    throw Error(Errc::invalid_argument,
-                "the convenient scan cannot allocate its workspace while the stream is being captured; make a "
-                "call of at least this size on this stream before capturing, or pass an explicit Workspace");
-  }
-  unsigned long long id = 0;
-  check_cuda(cudaStreamGetId(stream, &id), "cudaStreamGetId");
-  CachedScanWorkspace* entry = nullptr;
-  for (auto& e : t_scan_workspaces.entries) {
-    if (e.device != device) continue;
-    if (e.stream_id == id) entry = &e;
-    else if (e.handle == stream) e.handle = nullptr;  // that handle now names another stream
-  }
-  if (entry != nullptr && entry->ws.bytes >= bytes) return entry->ws;
-  // Grow geometrically so that a rising n does not reallocate on every call.
-  std::size_t want = bytes < 4096 ? 4096 : bytes;
-  if (entry != nullptr && want < 2 * entry->ws.bytes) want = 2 * entry->ws.bytes;
-  Workspace ws;
-  ws.bytes = want;
-  check_cuda(cudaMallocAsync(&ws.ptr, ws.bytes, stream), "cudaMallocAsync (scan workspace)");
-  const cudaError_t zeroed = cudaMemsetAsync(ws.ptr, 0, ws.bytes, stream);
-  if (zeroed != cudaSuccess) {
-    (void)cudaFreeAsync(ws.ptr, stream);
-    check_cuda(zeroed, "cudaMemsetAsync (scan workspace)");
-  }
-  if (entry != nullptr) {
-    check_cuda(cudaFreeAsync(entry->ws.ptr, stream), "cudaFreeAsync (scan workspace)");
-    entry->ws = ws;
-    entry->handle = stream;
-  } else {
-    t_scan_workspaces.entries.push_back(CachedScanWorkspace{device, id, stream, ws});
-  }
-  return ws;
+  return scan_workspace_cache().acquire(stream, bytes, device);
 }
+
+void scan_stream_workspace_launched(cudaStream_t stream) noexcept { scan_workspace_cache().launched(stream); }
 
 int validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
                         bool same_type, Workspace ws, std::size_t ws_needed) {

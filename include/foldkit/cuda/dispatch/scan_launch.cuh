@@ -55,7 +55,8 @@ void launch_scan_kernel(const typename Spec::input_type* d_in, std::int64_t n, t
   }
   const std::int64_t tiles = (n + Policy::kTile - 1) / Policy::kTile;
   if (tiles > 0xffffffffLL) throw Error(Errc::unsupported, "scan: n is too large");
-  if (ws.ptr == nullptr && ws.bytes == 0) ws = scan_stream_workspace(stream, ws_needed);  // convenient form
+  const bool convenient = ws.ptr == nullptr && ws.bytes == 0;
+  if (convenient) ws = scan_stream_workspace(stream, ws_needed);
   const int device =
       validate_scan_args(d_in, static_cast<std::size_t>(n) * sizeof(T), d_out, static_cast<std::size_t>(n) * sizeof(O),
                          std::is_same_v<T, O>, ws, ws_needed);
@@ -67,6 +68,7 @@ void launch_scan_kernel(const typename Spec::input_type* d_in, std::int64_t n, t
   scan_kernel<Policy, kExclusive, Spec, Heads><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
       d_in, n, d_out, init, header, slots, static_cast<unsigned>(tiles), spec, heads);
   check_cuda(cudaGetLastError(), "launching scan_kernel");
+  if (convenient) scan_stream_workspace_launched(stream);  // lets an eviction free it in stream order
 }
 
 }  // namespace foldkit::cuda::detail

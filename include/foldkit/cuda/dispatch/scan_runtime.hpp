@@ -1,5 +1,6 @@
 // Host-side pieces of the CUDA scans that do not depend on the element type: workspace sizing,
-// the convenient per-(thread, device, stream) workspace, and argument validation. Internal
+// the convenient form's cached workspaces (per thread and device, LRU: StreamWorkspaceCache in
+// runtime.hpp), and argument validation. Internal
 // (namespace detail), but installed because the header-only user-functor scans
 // (scan_custom.cuh) use it.
 #pragma once
@@ -18,8 +19,14 @@ namespace foldkit::cuda::detail {
 std::int64_t scan_tiles(std::int64_t n, std::size_t element_bytes);
 // Workspace bytes for a given tile count and accumulator size.
 std::size_t scan_workspace_bytes_for(std::int64_t tiles, std::size_t accum_bytes);
-// The growing workspace of the convenient form, with at least `bytes` bytes, in stream order.
+// The growing workspace of the convenient form for (this thread, current device, stream), with
+// at least `bytes` bytes, from this thread's scan cache; allocated in stream order. Throws
+// out_of_memory when it cannot be allocated (nothing changed).
 Workspace scan_stream_workspace(cudaStream_t stream, std::size_t bytes);
+// Call right after the launch that used scan_stream_workspace(stream, ...): lets a later
+// eviction of that workspace be stream-ordered (StreamWorkspaceCache::launched). Without it,
+// an evicted scan workspace is freed after a cudaDeviceSynchronize (correct, slower).
+void scan_stream_workspace_launched(cudaStream_t stream) noexcept;
 // Throws the documented Error for bad arguments (n > 0 only; n == 0 needs nothing). Returns
 // the current device (-1 when the runtime cannot say: the pointer checks then report why).
 int validate_scan_args(const void* d_in, std::size_t in_bytes, const void* d_out, std::size_t out_bytes,
