@@ -27,6 +27,7 @@
 #include "foldkit/error.hpp"
 #include "foldkit/ops.hpp"
 #include "foldkit/reduce.hpp"  // detail::parallel_for_chunks, kReduceChunk, check_host_input
+#include "foldkit/scalar.hpp"  // the init of the type-erased exclusive scans
 
 namespace foldkit {
 
@@ -75,11 +76,26 @@ template <ReduceOp Op, class T>
 void exclusive_scan_segmented(const T* in, std::int64_t n, scan_result_t<Op, T>* out, const std::int64_t* offsets,
                               std::int64_t num_segments, scan_result_t<Op, T> init);
 
-// Type-erased forms: `out` receives n elements of scan_result_dtype(op, dtype); `init` points at
-// one such element. Throws Error(unsupported) for an op that is not a scan op, or an op or
-// dtype outside the enumerations; otherwise as the typed forms.
+// Type-erased forms (op and dtype chosen at run time; parameters otherwise as the typed forms
+// above): `in` holds n elements of dtype, `out` receives n elements of scan_result_dtype(op,
+// dtype). `init` is a Scalar (foldkit/scalar.hpp) of any dtype, e.g. a std::int32_t for an i32
+// sum whose result type is i64: it must convert EXACTLY to scan_result_dtype(op, dtype) (integer
+// in range; a float value that round-trips, NaN allowed for float results), else
+// Error(invalid_argument) naming the value and both dtypes, before anything is written.
+// Throws Error(unsupported) for an op that is not a scan op, or an op or dtype outside the
+// enumerations; otherwise as the typed forms.
 void inclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out);
-void exclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out, const void* init);
+void exclusive_scan(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out, Scalar init);
+
+void inclusive_scan_blocked(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out,
+                            std::int64_t block_length);
+void exclusive_scan_blocked(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out,
+                            std::int64_t block_length, Scalar init);
+
+void inclusive_scan_segmented(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out,
+                              const std::int64_t* offsets, std::int64_t num_segments);
+void exclusive_scan_segmented(ReduceOp op, DType dtype, const void* in, std::int64_t n, void* out,
+                              const std::int64_t* offsets, std::int64_t num_segments, Scalar init);
 
 namespace detail {
 

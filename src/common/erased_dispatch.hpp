@@ -1,17 +1,18 @@
 // What the type-erased entry points of both backends share (src/cpu/reduce_dispatch.cpp,
 // src/cpu/scan_dispatch.cpp, src/cuda/dispatch/reduce_erased.cpp, scan_erased.cpp): the checks
 // of a run-time (op, dtype) pair, and the switch from a run-time op and dtype to compile-time
-// ones (the scans: visit_inclusive_scan / visit_exclusive_scan).
+// ones (the scans, all six forms: visit_scan over a WholeArray, Blocks or Segments shape).
 #pragma once
 
-#include <cstring>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
 #include "foldkit/dtype.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/ops.hpp"
-#include "foldkit/scan.hpp"  // is_scan_op
+#include "foldkit/scalar.hpp"
+#include "foldkit/scan.hpp"  // is_scan_op, scan_result_t
 
 namespace foldkit::erased {
 
@@ -51,31 +52,34 @@ void visit_scan_op(ReduceOp op, F&& f) {
   });
 }
 
-// The one element of type R that a type-erased call's `init` points at (only an R is promised
-// there, so it is copied, never dereferenced as R).
-template <class R>
-R read_init(const void* init) {
-  R value;
-  std::memcpy(&value, init, sizeof(R));
-  return value;
-}
+// The shape of an erased scan: the whole array, blocks of block_length, or segments between
+// offsets (host or device memory: passed on to the typed form, never read here).
+struct WholeArray {};
+struct Blocks {
+  std::int64_t block_length;
+};
+struct Segments {
+  const std::int64_t* offsets;
+  std::int64_t num_segments;
+};
 
-// An erased inclusive scan: check_scan, then f(op_tag, dtype_tag) for the compile-time pair.
-template <class F>
-void visit_inclusive_scan(ReduceOp op, DType dtype, F&& f) {
-  check_scan(op, dtype);
-  visit_dtype(dtype, [&](auto tag) { visit_scan_op(op, [&](auto op_tag) { f(op_tag, tag); }); });
-}
+// The seed argument of an inclusive scan's callback: there is none.
+struct NoInit {};
+template <class Seed>
+inline constexpr bool is_inclusive_v = std::is_same_v<Seed, NoInit>;
 
-// An erased exclusive scan: check_scan, a non-null init, then f(op_tag, dtype_tag, init as the
-// scan's result type).
+// Every erased scan, inclusive (init == nullptr) or exclusive: check_scan, then the init
+// converted exactly to the scan's result type R (Scalar::to_exact: Error(invalid_argument)
+// before anything is written if it does not convert), then f(op_tag, dtype_tag, seed) for the
+// compile-time pair, where seed is that R, or NoInit{} for an inclusive scan.
 template <class F>
-void visit_exclusive_scan(ReduceOp op, DType dtype, const void* init, F&& f) {
+void visit_scan(ReduceOp op, DType dtype, const Scalar* init, F&& f) {
   check_scan(op, dtype);
-  if (init == nullptr) throw Error(Errc::invalid_argument, "exclusive_scan: init is null");
   visit_dtype(dtype, [&](auto tag) {
     visit_scan_op(op, [&](auto op_tag) {
-      f(op_tag, tag, read_init<scan_result_t<decltype(op_tag)::value, decltype(tag)>>(init));
+      using R = scan_result_t<decltype(op_tag)::value, decltype(tag)>;
+      if (init == nullptr) f(op_tag, tag, NoInit{});
+      else f(op_tag, tag, init->to_exact<R>("exclusive scan init"));
     });
   });
 }

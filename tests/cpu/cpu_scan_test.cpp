@@ -318,12 +318,15 @@ TYPED_TEST(CpuScanAll, Segmented) {
       if (this->HasFailure()) return;
     }
   }
-  // No segments at all (offsets = {0} or null) on no elements.
+  // No segments at all on no elements: offsets = {0} (its one entry is needed even then: the
+  // validation rule, README "Errors"; null offsets are an error as on the GPU).
   const std::vector<std::int64_t> zero{0};
   const T* in = nullptr;
   scan_result_t<ReduceOp::sum, T>* out = nullptr;
   EXPECT_NO_THROW(cpu::inclusive_scan_segmented<ReduceOp::sum>(in, 0, out, zero.data(), 0));
-  EXPECT_NO_THROW(cpu::exclusive_scan_segmented<ReduceOp::sum>(in, 0, out, nullptr, 0, {}));
+  EXPECT_NO_THROW(cpu::exclusive_scan_segmented<ReduceOp::sum>(in, 0, out, zero.data(), 0, {}));
+  EXPECT_TRUE(throws_errc(Errc::invalid_argument,
+                          [&] { cpu::exclusive_scan_segmented<ReduceOp::sum>(in, 0, out, nullptr, 0, {}); }));
 }
 
 // The same input gives the same bits on every call and for every thread count (the serial

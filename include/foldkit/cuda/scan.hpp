@@ -23,8 +23,12 @@
 //   pass it to any number of calls with n up to what it was sized for. Calls never need it
 //   zeroed again: each call marks its tile states with a new epoch kept in the workspace. One
 //   workspace must not serve two calls that may run at the same time. Works under graph capture.
-// - Convenient form (no workspace argument): one growing workspace per (host thread, device,
-//   stream), allocated and zeroed in stream order (cudaMallocAsync) when a call needs more.
+// - Convenient form (no workspace argument): each host thread caches a growing workspace for
+//   each of the last 8 streams it used per device (least recently used evicted first, freed in
+//   stream order on the evicting call's stream, or after a cudaDeviceSynchronize when it has no
+//   event after its last use), allocated and zeroed in stream order (cudaMallocAsync) when a
+//   call needs more; policy and graph capture as the reductions' (foldkit/cuda/reduce.hpp),
+//   release_stream_workspaces() frees them. Out of memory: Error out_of_memory, nothing changed.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -33,6 +37,7 @@
 #include <cstdint>
 
 #include "foldkit/cuda/reduce.hpp"  // Workspace, device_available
+#include "foldkit/scalar.hpp"
 #include "foldkit/scan.hpp"
 
 namespace foldkit::cuda {
@@ -58,16 +63,20 @@ void exclusive_scan(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out, 
                     cudaStream_t stream = nullptr);
 
 // Type-erased forms (op and dtype chosen at run time, as cpu::inclusive_scan(op, dtype, ...)):
-// d_out receives n elements of scan_result_dtype(op, dtype); `init` points at one such element
-// in host memory. Throws Error(unsupported) for an op that is not a scan op, or an op or dtype
-// outside the enumerations; otherwise as the typed forms.
+// d_out receives n elements of scan_result_dtype(op, dtype). `init` is a Scalar
+// (foldkit/scalar.hpp) of any dtype, e.g. a std::int32_t for an i32 sum whose result type is
+// i64: it must convert EXACTLY to scan_result_dtype(op, dtype) (integer in range; a float value
+// that round-trips, NaN allowed for float results), else Error(invalid_argument) naming the
+// value and both dtypes, before anything is launched. Throws Error(unsupported) for an op that
+// is not a scan op, or an op or dtype outside the enumerations; otherwise as the typed forms.
+// The blocked and segmented type-erased forms follow their typed forms below.
 void inclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Workspace ws,
                     cudaStream_t stream = nullptr);
 void inclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
                     cudaStream_t stream = nullptr);
-void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Scalar init,
                     Workspace ws, cudaStream_t stream = nullptr);
-void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, const void* init,
+void exclusive_scan(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out, Scalar init,
                     cudaStream_t stream = nullptr);
 
 // Blocked scans: consecutive blocks of block_length (>= 1) elements, each scanned on its own
@@ -107,6 +116,29 @@ void exclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T
 template <ReduceOp Op, class T>
 void exclusive_scan_segmented(const T* d_in, std::int64_t n, scan_result_t<Op, T>* d_out,
                               const std::int64_t* d_offsets, std::int64_t num_segments, scan_result_t<Op, T> init,
+                              cudaStream_t stream = nullptr);
+
+// Type-erased blocked and segmented forms (op, dtype and init as the type-erased forms above;
+// the other parameters and errors as the typed forms).
+void inclusive_scan_blocked(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                            std::int64_t block_length, Workspace ws, cudaStream_t stream = nullptr);
+void inclusive_scan_blocked(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                            std::int64_t block_length, cudaStream_t stream = nullptr);
+void exclusive_scan_blocked(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                            std::int64_t block_length, Scalar init, Workspace ws, cudaStream_t stream = nullptr);
+void exclusive_scan_blocked(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                            std::int64_t block_length, Scalar init, cudaStream_t stream = nullptr);
+
+void inclusive_scan_segmented(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, Workspace ws,
+                              cudaStream_t stream = nullptr);
+void inclusive_scan_segmented(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, cudaStream_t stream = nullptr);
+void exclusive_scan_segmented(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, Scalar init, Workspace ws,
+                              cudaStream_t stream = nullptr);
+void exclusive_scan_segmented(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, void* d_out,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, Scalar init,
                               cudaStream_t stream = nullptr);
 
 }  // namespace foldkit::cuda
