@@ -1,0 +1,89 @@
+// prepare_reduce (foldkit/detail/reduce_plan.hpp): every check a tensor reduction makes before
+// it writes anything, shared by the backends, and the plan for the outputs it was given.
+#include <cstdint>
+#include <string>
+
+#include "common/erased_dispatch.hpp"
+#include "foldkit/detail/reduce_plan.hpp"
+#include "foldkit/error.hpp"
+#include "foldkit/tensor_reduce.hpp"
+
+namespace foldkit::detail {
+namespace {
+
+[[noreturn]] void bad(const std::string& why) { throw Error(Errc::invalid_argument, why); }
+
+std::string shape_text(const std::int64_t* shape, int rank) {
+  std::string s = "(";
+  for (int i = 0; i < rank; ++i) s += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+// The output's dtype and exact shape.
+void check_output_shape(const TensorView& out, const char* what, DType want, const ReducePlan& p) {
+  if (out.dtype != want)
+    bad(std::string(what) + " has dtype " + dtype_name(out.dtype) + "; this reduction writes " + dtype_name(want));
+  bool same = out.rank == p.out_rank;
+  for (int i = 0; same && i < out.rank; ++i) same = out.shape[i] == p.out_shape[i];
+  if (!same)
+    bad(std::string(what) + " has shape " + shape_text(out.shape, out.rank) + "; the reduction's output shape is " +
+        shape_text(p.out_shape, p.out_rank));
+}
+
+// No two output elements share an address: taken by increasing stride, every dimension of size > 1
+// must step past everything the smaller-stride dimensions span. Sufficient (it also rejects a few
+// interleaved layouts that do not collide; no framework makes those) and cheap.
+void check_no_self_overlap(const TensorView& out, const char* what) {
+  std::int64_t strides[kMaxRank], sizes[kMaxRank];
+  int n = 0;
+  for (int i = 0; i < out.rank; ++i)
+    if (out.shape[i] > 1) { strides[n] = out.strides[i]; sizes[n] = out.shape[i]; ++n; }
+  int order[kMaxRank];
+  for (int i = 0; i < n; ++i) {  // insertion sort by stride (at most 8 entries)
+    int j = i;
+    for (; j > 0 && strides[order[j - 1]] > strides[i]; --j) order[j] = order[j - 1];
+    order[j] = i;
+  }
+  std::int64_t span = 0;  // the largest offset the dimensions so far reach
+  for (int k = 0; k < n; ++k) {
+    const int d = order[k];
+    if (strides[d] <= span)
+      bad(std::string(what) + " maps two elements to one address (a zero or overlapping stride: strides " +
+          shape_text(out.strides, out.rank) + ", shape " + shape_text(out.shape, out.rank) + ")");
+    span += (sizes[d] - 1) * strides[d];
+  }
+}
+
+bool overlap(const TensorView& a, const TensorView& b) {
+  const ByteRange x = byte_range(a), y = byte_range(b);
+  return x.first < x.last && y.first < y.last && x.first < y.last && y.first < x.last;
+}
+
+}  // namespace
+
+ReducePlan prepare_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
+                          const TensorView* values) {
+  validate(in, "input");
+  erased::check_enums(op, in.dtype);
+  validate(out, values != nullptr ? "indices" : "out");
+  if (values != nullptr) validate(*values, "values");
+  const bool is_arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+  if (is_arg && axes.size() > 1)
+    bad(std::string(op_name(op)) + " takes at most one axis (none: the whole tensor); got " +
+        std::to_string(axes.size()));
+  const ReducePlan shape_only = plan_reduce(in, axes, keepdims);  // checks the axes
+  const char* out_name = values != nullptr ? "indices" : "out";
+  check_output_shape(out, out_name, reduce_result_dtype(op, in.dtype), shape_only);
+  if (values != nullptr) check_output_shape(*values, "values", in.dtype, shape_only);
+  check_no_self_overlap(out, out_name);
+  if (values != nullptr) check_no_self_overlap(*values, "values");
+  if (overlap(out, in)) bad(std::string(out_name) + " overlaps the input");
+  if (values != nullptr && overlap(*values, in)) bad("values overlaps the input");
+  if (values != nullptr && overlap(*values, out)) bad("values overlaps indices");
+  if (needs_nonempty(op) && shape_only.reduce_numel == 0)
+    throw Error(Errc::empty_input, std::string(op_name(op)) + " over an empty reduced extent has no value");
+  return plan_reduce(in, axes, keepdims, out.strides, is_arg ? ReducedOrder::logical : ReducedOrder::memory,
+                     values != nullptr ? values->strides : nullptr);
+}
+
+}  // namespace foldkit::detail
