@@ -15,10 +15,11 @@
 //
 // Outer reductions (the innermost kept dimension has input stride 1, e.g. a row-major matrix
 // summed over dim 0): walking one output element's strided row touches a new cache line per
-// element. Instead a unit sweeps a block of up to kOuterBlock neighbouring output elements
-// together (kOuterBlockBytes of accumulators), position by position: each position is one contiguous load of the block (vectorised,
-// one accumulator per output element). Every output element still folds its positions in the
-// same order, restarting at the same chunk boundaries, so the bits equal the row walk's.
+// element. Instead a unit sweeps a block of neighbouring output elements together (up to
+// kOuterBlockBytes of accumulators), position by position: each position is one contiguous load
+// of the block (vectorised, one accumulator per output element). Every output element still
+// folds its positions in the same order, restarting at the same chunk boundaries, so the bits
+// equal the row walk's.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
