@@ -1,4 +1,5 @@
 // Reductions of N-dimensional strided tensors along any axes (issue #22; CPU backend first).
+// The CUDA backend's forms (device memory, stream-ordered): foldkit/cuda/tensor_reduce.hpp.
 //
 //   float x[64][1000];                                  // host memory
 //   auto in  = foldkit::TensorView::contiguous(x, foldkit::DType::f32, {64, 1000});

@@ -1,0 +1,278 @@
+// foldkit::cuda::reduce / arg_reduce over tensors (foldkit/cuda/tensor_reduce.hpp) against the
+// naive reference shared with the CPU tests (tests/common/tensor_reference.hpp): random shapes,
+// axes, keepdims, input layouts (transposed, stepped, broadcast, offset) and output layouts, every
+// op x dtype; device outputs are poisoned (0xFF) and every byte outside the output view must stay
+// poisoned. Then determinism (same bits on every call), bad arguments (the right Errc, nothing
+// written) and a non-default stream.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/tensor_reference.hpp"
+#include "foldkit/cuda/tensor_reduce.hpp"
+#include "foldkit/tensor_reduce.hpp"
+#include "support/cuda_backend.hpp"
+#include "support/test_config.hpp"
+
+namespace foldkit::test {
+namespace {
+
+using CudaTensorReduce = CudaTest;
+
+int current_device() {
+  int device = 0;
+  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+// A device copy of a host byte buffer (cudaMemcpy: complete on return).
+DeviceBuffer upload_bytes(const void* host, std::size_t bytes) {
+  DeviceBuffer d(bytes > 0 ? bytes : 1);
+  if (bytes > 0) FOLDKIT_CUDA_CHECK(cudaMemcpy(d.get(), host, bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+void download_bytes(void* host, const DeviceBuffer& d, std::size_t bytes) {
+  if (bytes > 0) FOLDKIT_CUDA_CHECK(cudaMemcpy(host, d.get(), bytes, cudaMemcpyDeviceToHost));
+}
+
+// The CUDA backend as random_case's runner: the input storage and the poisoned output buffers
+// go to the device whole, the call runs on the default stream, and the output buffers come back
+// whole (also when the call throws, so the poison check sees what the device holds).
+template <ReduceOp Op> struct CudaRunner {
+  template <class T>
+  void operator()(const std::vector<T>& storage, const Layout& in, const std::vector<int>& axes, bool keepdims,
+                  OutBuffer& out, DType out_dtype, OutBuffer* vals) const {
+    const Device dev = Device::cuda(current_device());
+    const DeviceBuffer d_in = upload_bytes(storage.data(), storage.size() * sizeof(T));
+    const DeviceBuffer d_out = upload_bytes(out.bytes.data(), out.bytes.size());
+    DeviceBuffer d_vals;
+    if (vals != nullptr) d_vals = upload_bytes(vals->bytes.data(), vals->bytes.size());
+    const TensorView view = in.view(d_in.get(), dtype_v<T>, dev);
+    auto copy_back = [&] {
+      download_bytes(out.bytes.data(), d_out, out.bytes.size());
+      if (vals != nullptr) download_bytes(vals->bytes.data(), d_vals, vals->bytes.size());
+    };
+    try {
+      if (vals != nullptr)
+        cuda::arg_reduce(Op, view, axes, keepdims, out.view(out_dtype, d_out.get(), dev),
+                         vals->view(dtype_v<T>, d_vals.get(), dev));
+      else
+        cuda::reduce(Op, view, axes, keepdims, out.view(out_dtype, d_out.get(), dev));
+    } catch (...) {
+      copy_back();
+      throw;
+    }
+    FOLDKIT_CUDA_CHECK(cudaGetLastError());
+    copy_back();
+  }
+};
+
+TEST_F(CudaTensorReduce, RandomCasesMatchTheReference) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  int case_no = 0;
+  constexpr int kCasesPerPair = 6;  // x 7 ops x 8 dtypes = 336 cases
+  for (DType dt : kAllDTypes)
+    visit_dtype(dt, [&](auto tag) {
+      using T = decltype(tag);
+      for_each_reduce_op([&](auto op) {
+        for (int k = 0; k < kCasesPerPair; ++k)
+          random_case<decltype(op)::value, T>(rng, case_no++, CudaRunner<decltype(op)::value>{});
+      });
+    });
+}
+
+// Long rows (many odometer steps per lane, several carries per step) and many output elements
+// (more warps than the grid has: the grid-stride loop), against the reference.
+TEST_F(CudaTensorReduce, LongRowsAndManyOutputs) {
+  const int dev = current_device();
+  struct Case { std::vector<std::int64_t> shape, strides; std::vector<int> axes; };
+  const std::vector<Case> cases = {
+      {{3, 70001}, {70001, 1}, {-1}},            // long contiguous rows
+      {{5, 7, 3001}, {1, 5, 35}, {0, 2}},         // transposed: inner reduced dimension of 5
+      {{40000, 3}, {3, 1}, {1}},                 // many short rows
+      {{2, 300, 301}, {90300, 1, 300}, {1, 2}},   // a transposed 2-D block per output
+      {{2, 3, 5, 7, 11}, {0, 385, 77, 11, 1}, {}}};  // broadcast outer dimension, everything reduced
+  for (const Case& c : cases) {
+    std::int64_t extent = 1;
+    for (std::size_t i = 0; i < c.shape.size(); ++i) extent += (c.shape[i] - 1) * c.strides[i];
+    std::vector<std::int32_t> host(static_cast<std::size_t>(extent));
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::int32_t>((i * 2654435761u) % 2001) - 1000;
+    const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(std::int32_t));
+    Layout l;
+    l.shape = c.shape;
+    l.strides = c.strides;
+    const TensorView in = l.view(d_in.get(), DType::i32, Device::cuda(dev));
+    unsigned mask = 0;
+    for (int a : c.axes) mask |= 1u << (a < 0 ? a + static_cast<int>(c.shape.size()) : a);
+    if (c.axes.empty()) mask = (1u << c.shape.size()) - 1u;
+    const std::vector<RefAcc> ref = reference(host.data(), l, mask);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmin}) {
+      if (op == ReduceOp::argmin && c.axes.size() > 1) continue;
+      const ReduceOutput shape = cuda::reduce_output_shape(op, in, c.axes, false);
+      const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(shape.dtype);
+      DeviceBuffer d_out(bytes);
+      cuda::reduce(op, in, c.axes, false, TensorView::contiguous(d_out.get(), shape.dtype, shape.shape, shape.rank, Device::cuda(dev)));
+      std::vector<unsigned char> got(bytes);
+      download_bytes(got.data(), d_out, bytes);
+      for (std::int64_t o = 0; o < shape.numel(); ++o) {
+        const RefAcc& r = ref[static_cast<std::size_t>(o)];
+        if (op == ReduceOp::sum) {
+          ASSERT_EQ(load<std::int64_t>(got.data(), o), static_cast<std::int64_t>(r.isum)) << "sum, output " << o;
+        } else if (op == ReduceOp::max) {
+          ASSERT_EQ(load<std::int32_t>(got.data(), o), static_cast<std::int32_t>(r.max.value)) << "max, output " << o;
+        } else {
+          ASSERT_EQ(load<std::int64_t>(got.data(), o), r.argmin) << "argmin, output " << o;
+        }
+      }
+    }
+  }
+}
+
+// ---- the same bits on every call ---------------------------------------------------------------
+
+TEST_F(CudaTensorReduce, SameBitsOnEveryCall) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const int dev = current_device();
+  const std::int64_t a = 512, b = 1536;
+  std::vector<float> host(static_cast<std::size_t>(a * b));
+  const CounterRng r = rng.counter();
+  for (std::size_t i = 0; i < host.size(); ++i)
+    host[i] = static_cast<float>(r.unit(i) * 2 - 1) * (i % 97 == 0 ? 4096.0f : 1.0f);
+  const DeviceBuffer d = upload_bytes(host.data(), host.size() * sizeof(float));
+  const TensorView rm = TensorView::contiguous(d.get(), DType::f32, {a, b}, Device::cuda(dev));
+  const TensorView tr = TensorView::strided(d.get(), DType::f32, {b, a}, {1, b}, Device::cuda(dev));
+  const TensorView r3 = TensorView::contiguous(d.get(), DType::f32, {8, 64, 1536}, Device::cuda(dev));
+  struct Call { TensorView in; std::vector<int> axes; ReduceOp op; };
+  const std::vector<Call> calls = {
+      {rm, {-1}, ReduceOp::sum},   {rm, {0}, ReduceOp::sum},     {tr, {}, ReduceOp::sum},
+      {tr, {0}, ReduceOp::mean},   {r3, {0, 2}, ReduceOp::mean}, {r3, {1}, ReduceOp::sum},
+      {tr, {-1}, ReduceOp::argmax}, {rm, {}, ReduceOp::argmin}};
+  for (const Call& c : calls) {
+    const ReduceOutput shape = cuda::reduce_output_shape(c.op, c.in, c.axes, false);
+    const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(shape.dtype);
+    auto run = [&] {
+      DeviceBuffer out(bytes);
+      FOLDKIT_CUDA_CHECK(cudaMemset(out.get(), 0xFF, bytes));
+      cuda::reduce(c.op, c.in, c.axes, false, TensorView::contiguous(out.get(), shape.dtype, shape.shape, shape.rank, Device::cuda(dev)));
+      std::vector<unsigned char> h(bytes);
+      download_bytes(h.data(), out, bytes);
+      return h;
+    };
+    const auto one = run();
+    EXPECT_TRUE(run() == one) << op_name(c.op) << ", plan " << detail::describe_plan(detail::plan_reduce(c.in, c.axes, false));
+    EXPECT_TRUE(run() == one) << op_name(c.op) << " (third call)";
+  }
+}
+
+// ---- bad arguments: the right Errc, nothing written ---------------------------------------------
+
+TEST_F(CudaTensorReduce, BadArgumentsThrowAndWriteNothing) {
+  const int dev = current_device();
+  const Device cu = Device::cuda(dev);
+  std::vector<float> host(64, 1.0f);
+  const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(float));
+  DeviceBuffer d_out(1024);
+  FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, 1024));
+  void* o = d_out.get();
+  auto* ob = static_cast<unsigned char*>(o);
+  const TensorView in = TensorView::contiguous(d_in.get(), DType::f32, {4, 16}, cu);
+  const TensorView out4 = TensorView::contiguous(o, DType::f32, {4}, cu);
+  std::vector<unsigned char> host_out(1024, 0xFF);
+  auto expect = [&](Errc want, auto&& f, const char* what) {
+    EXPECT_TRUE(throws_errc(want, f)) << what;
+    FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> now(1024);
+    download_bytes(now.data(), d_out, 1024);
+    EXPECT_TRUE(std::all_of(now.begin(), now.end(), [](unsigned char c) { return c == 0xFF; })) << what << " wrote";
+    EXPECT_TRUE(std::all_of(host_out.begin(), host_out.end(), [](unsigned char c) { return c == 0xFF; })) << what << " wrote host memory";
+  };
+  // Memory space.
+  expect(Errc::wrong_memory, [&] { cuda::reduce(ReduceOp::sum, TensorView::contiguous(host.data(), DType::f32, {4, 16}), {1}, false, out4); }, "host input view");
+  expect(Errc::wrong_memory, [&] { cuda::reduce(ReduceOp::sum, TensorView::contiguous(host.data(), DType::f32, {4, 16}, cu), {1}, false, out4); }, "cuda view of host memory");
+  expect(Errc::wrong_memory, [&] { cuda::reduce(ReduceOp::sum, in, {1}, false, TensorView::contiguous(host_out.data(), DType::f32, {4})); }, "host output view");
+  expect(Errc::wrong_memory, [&] { cuda::reduce(ReduceOp::sum, in, {1}, false, TensorView::contiguous(host_out.data(), DType::f32, {4}, cu)); }, "cuda view of host output memory");
+  expect(Errc::wrong_memory, [&] { cuda::reduce(ReduceOp::sum, TensorView::contiguous(d_in.get(), DType::f32, {4, 16}, Device::cuda(dev + 1)), {1}, false, out4); }, "view of another device");
+  expect(Errc::wrong_memory, [&] { cuda::arg_reduce(ReduceOp::argmax, in, {1}, false, TensorView::contiguous(o, DType::i64, {4}, cu), TensorView::contiguous(host_out.data(), DType::f32, {4})); }, "host values view");
+  // Shapes, dtypes, strides, overlap, axes.
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::sum, in, {1}, false, TensorView::contiguous(o, DType::f32, {16}, cu)); }, "wrong output shape");
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::sum, in, {1}, true, out4); }, "shape without the kept dim");
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::sum, in, {1}, false, TensorView::contiguous(o, DType::f64, {4}, cu)); }, "wrong dtype");
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::sum, in, {2}, false, out4); }, "axis out of range");
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::sum, in, {1}, false, TensorView::strided(o, DType::f32, {4}, {0}, cu)); }, "zero output stride");
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::sum, in, {1}, false, TensorView::contiguous(static_cast<float*>(d_in.get()) + 60, DType::f32, {4}, cu)); }, "output overlaps input");
+  expect(Errc::invalid_argument, [&] { cuda::reduce(ReduceOp::argmax, in, {0, 1}, false, TensorView::contiguous(o, DType::i64, {}, cu)); }, "argmax with two axes");
+  expect(Errc::invalid_argument, [&] { cuda::arg_reduce(ReduceOp::max, in, {1}, false, TensorView::contiguous(o, DType::i64, {4}, cu), TensorView::contiguous(ob + 512, DType::f32, {4}, cu)); }, "arg_reduce of max");
+  expect(Errc::invalid_argument, [&] { cuda::arg_reduce(ReduceOp::argmax, in, {1}, false, TensorView::contiguous(o, DType::i64, {4}, cu), TensorView::contiguous(ob + 8, DType::f32, {4}, cu)); }, "values overlap indices");
+  // Empty reduced extents without identity.
+  expect(Errc::empty_input, [&] { cuda::reduce(ReduceOp::max, TensorView::contiguous(d_in.get(), DType::f32, {4, 0}, cu), {1}, false, out4); }, "max over an empty extent");
+  expect(Errc::empty_input, [&] { cuda::reduce(ReduceOp::argmin, TensorView::contiguous(d_in.get(), DType::f32, {0, 4}, cu), {}, false, TensorView::contiguous(o, DType::i64, {}, cu)); }, "argmin of an empty tensor");
+  expect(Errc::unsupported, [&] { cuda::reduce(static_cast<ReduceOp>(42), in, {1}, false, out4); }, "unknown op");
+}
+
+TEST_F(CudaTensorReduce, EmptyExtentsForOpsWithIdentity) {
+  const Device cu = Device::cuda(current_device());
+  const DeviceBuffer d_in(64);
+  DeviceBuffer d_out(3 * sizeof(float));
+  float out[3];
+  auto run = [&](ReduceOp op, std::initializer_list<std::int64_t> shape, int axis) {
+    FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, sizeof out));
+    cuda::reduce(op, TensorView::contiguous(d_in.get(), DType::f32, shape, cu), {axis}, false, TensorView::contiguous(d_out.get(), DType::f32, {3}, cu));
+    download_bytes(out, d_out, sizeof out);
+  };
+  run(ReduceOp::prod, {3, 0}, 1);
+  for (float v : out) EXPECT_EQ(v, 1.0f);
+  run(ReduceOp::sum, {3, 0}, 1);
+  for (float v : out) EXPECT_TRUE(bits_equal(v, 0.0f));
+  run(ReduceOp::mean, {0, 3}, 0);
+  for (float v : out) EXPECT_TRUE(is_nan_result(v));
+  // An empty output: nothing to launch, even for max (the reduced extent, 4, is not empty); a
+  // null data pointer is fine for views without elements.
+  EXPECT_NO_THROW(cuda::reduce(ReduceOp::max, TensorView::contiguous(nullptr, DType::f32, {0, 4}, cu), {1}, false, TensorView::contiguous(nullptr, DType::f32, {0}, cu)));
+}
+
+// ---- stream order: work on a non-default stream, only that stream synchronised -----------------
+
+TEST_F(CudaTensorReduce, RunsInStreamOrderOnTheGivenStream) {
+  const Device cu = Device::cuda(current_device());
+  Stream stream;
+  const std::int64_t rows = 1000, cols = 257;
+  std::vector<std::int32_t> host(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::int32_t>((i * 7919u) % 1000) - 500;
+  DeviceBuffer d_in(host.size() * sizeof(std::int32_t));
+  DeviceBuffer d_sum(cols * sizeof(std::int64_t)), d_idx(rows * sizeof(std::int64_t)), d_val(rows * sizeof(std::int32_t));
+  // Everything on `stream`: the upload, the poison, both reductions, the copies back.
+  FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(d_in.get(), host.data(), host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream));
+  FOLDKIT_CUDA_CHECK(cudaMemsetAsync(d_sum.get(), 0xFF, d_sum.bytes(), stream));
+  FOLDKIT_CUDA_CHECK(cudaMemsetAsync(d_idx.get(), 0xFF, d_idx.bytes(), stream));
+  const TensorView in = TensorView::contiguous(d_in.get(), DType::i32, {rows, cols}, cu);
+  cuda::reduce(ReduceOp::sum, in, {0}, false, TensorView::contiguous(d_sum.get(), DType::i64, {cols}, cu), stream);
+  cuda::arg_reduce(ReduceOp::argmax, in, {1}, true, TensorView::contiguous(d_idx.get(), DType::i64, {rows, 1}, cu),
+                   TensorView::contiguous(d_val.get(), DType::i32, {rows, 1}, cu), stream);
+  std::vector<std::int64_t> sums(static_cast<std::size_t>(cols)), idx(static_cast<std::size_t>(rows));
+  std::vector<std::int32_t> vals(static_cast<std::size_t>(rows));
+  FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(sums.data(), d_sum.get(), d_sum.bytes(), cudaMemcpyDeviceToHost, stream));
+  FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(idx.data(), d_idx.get(), d_idx.bytes(), cudaMemcpyDeviceToHost, stream));
+  FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(vals.data(), d_val.get(), d_val.bytes(), cudaMemcpyDeviceToHost, stream));
+  FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (std::int64_t c = 0; c < cols; ++c) {
+    std::int64_t want = 0;
+    for (std::int64_t r = 0; r < rows; ++r) want += host[static_cast<std::size_t>(r * cols + c)];
+    ASSERT_EQ(sums[static_cast<std::size_t>(c)], want) << "column " << c;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto* row = host.data() + r * cols;
+    const std::int64_t want = std::max_element(row, row + cols) - row;  // the first maximum
+    ASSERT_EQ(idx[static_cast<std::size_t>(r)], want) << "row " << r;
+    ASSERT_EQ(vals[static_cast<std::size_t>(r)], row[want]) << "row " << r;
+  }
+}
+
+}  // namespace
+}  // namespace foldkit::test
