@@ -67,6 +67,40 @@ RowOffsets row_offsets(const ReducePlan& p, std::int64_t o) {
   return r;
 }
 
+// A position's offset within a row, walking the canonical reduced dimensions row-major: decoded
+// once at the start of a chunk, then advanced with carries (no division per position).
+class ReducedWalk {
+ public:
+  ReducedWalk(const ReducePlan& p, std::int64_t pos) : p_(p), inner_(p.reduced_rank - 1) {
+    for (int d = inner_; d >= 0; --d) {
+      idx_[d] = pos % p.reduced[d].size;
+      pos /= p.reduced[d].size;
+      off_ += idx_[d] * p.reduced[d].in_stride;
+    }
+  }
+  std::int64_t offset() const { return off_; }
+  std::int64_t inner_stride() const { return p_.reduced[inner_].in_stride; }
+  // Positions left before the innermost dimension wraps.
+  std::int64_t inner_left() const { return p_.reduced[inner_].size - idx_[inner_]; }
+  // Moves `steps` (<= inner_left()) positions on, carrying into the outer dimensions.
+  void advance(std::int64_t steps) {
+    off_ += steps * p_.reduced[inner_].in_stride;
+    idx_[inner_] += steps;
+    for (int d = inner_; d > 0 && idx_[d] == p_.reduced[d].size; --d) {
+      off_ -= idx_[d] * p_.reduced[d].in_stride;
+      idx_[d] = 0;
+      ++idx_[d - 1];
+      off_ += p_.reduced[d - 1].in_stride;
+    }
+  }
+
+ private:
+  const ReducePlan& p_;
+  int inner_;
+  std::int64_t idx_[kMaxRank] = {};
+  std::int64_t off_ = 0;
+};
+
 template <ReduceOp Op, class T>
 struct TensorJob {
   using Tr = reduce_traits<Op, T>;
@@ -88,34 +122,29 @@ struct TensorJob {
   std::int64_t outer_width = 1;      // output elements a unit sweeps (<= kOuterMaxWidth)
   std::int64_t blocks_per_line = 1;  // ceil(inner_kept / outer_width)
 
-  // Offset of position `pos` of a row, walking the canonical reduced dimensions row-major.
-  std::int64_t position_offset(std::int64_t pos) const {
-    const ReducePlan& p = *plan;
-    std::int64_t off = 0;
-    for (int d = p.reduced_rank - 1; d >= 0; --d) {
-      off += (pos % p.reduced[d].size) * p.reduced[d].in_stride;
-      pos /= p.reduced[d].size;
-    }
-    return off;
-  }
-
   // Outer unit: chunk c of the output elements [first, first + width) of one kept line (their
-  // rows start at first_row, first_row + 1, ...). Writes the results (one chunk per row) or the
-  // chunk partials.
-  void outer_sweep(std::int64_t first, std::int64_t width, const T* first_row, std::int64_t c) {
+  // rows start at first_row, first_row + 1, ...; `at` are first's offsets). Writes the results
+  // (one chunk per row) or the chunk partials.
+  void outer_sweep(std::int64_t first, std::int64_t width, const RowOffsets& at, std::int64_t c) {
+    const T* first_row = in + at.in;
     const typename Tr::combine_type f{};
     A acc[kOuterMaxWidth];
     for (std::int64_t j = 0; j < width; ++j) acc[j] = Tr::identity();
     const std::int64_t begin = c * detail::kReduceChunk;
     const std::int64_t end = std::min(row_len, begin + detail::kReduceChunk);
-    for (std::int64_t pos = begin; pos < end; ++pos) {
-      const T* q = first_row + position_offset(pos);
+    ReducedWalk walk(*plan, begin);
+    for (std::int64_t pos = begin; pos < end; ++pos, walk.advance(1)) {
+      const T* q = first_row + walk.offset();
 #pragma omp simd
       for (std::int64_t j = 0; j < width; ++j) acc[j] = f(acc[j], Tr::from_element(q[j], pos));
     }
+    // Output element first + j sits j steps along the innermost kept dimension.
+    const PlanDim& line = plan->kept[plan->kept_rank - 1];
     for (std::int64_t j = 0; j < width; ++j) {
-      if (chunks_per_row == 1) write(first + j, f(Tr::identity(), acc[j]));
-      else partial[static_cast<std::size_t>((first + j) * chunks_per_row + c)] = acc[j];
+      if (chunks_per_row == 1)
+        write({at.in + j, at.out + j * line.out_stride, at.out2 + j * line.out2_stride}, f(Tr::identity(), acc[j]));
+      else
+        partial[static_cast<std::size_t>((first + j) * chunks_per_row + c)] = acc[j];
     }
   }
 
@@ -127,7 +156,7 @@ struct TensorJob {
     const std::int64_t line = lb / job.blocks_per_line, b = lb % job.blocks_per_line;
     const std::int64_t first = line * job.inner_kept + b * job.outer_width;
     const std::int64_t width = std::min(job.outer_width, job.inner_kept - b * job.outer_width);
-    job.outer_sweep(first, width, job.in + row_offsets(*job.plan, first).in, c);
+    job.outer_sweep(first, width, row_offsets(*job.plan, first), c);
   }
 
   // Chunk c of the row starting at `row`: positions [c * K, min(row_len, (c + 1) * K)).
@@ -141,38 +170,22 @@ struct TensorJob {
   // Positions [begin, end) of a strided row, in row-major order of the reduced dimensions; an arg
   // op's index is the position (the plan keeps its reduced dimensions in logical order).
   A strided_chunk(const T* row, std::int64_t begin, std::int64_t end) const {
-    const ReducePlan& p = *plan;
-    const int inner = p.reduced_rank - 1;
-    std::int64_t idx[kMaxRank];
-    std::int64_t off = 0;
-    for (std::int64_t d = inner, rest = begin; d >= 0; --d) {
-      idx[d] = rest % p.reduced[d].size;
-      rest /= p.reduced[d].size;
-      off += idx[d] * p.reduced[d].in_stride;
-    }
     const typename Tr::combine_type f{};
-    const std::int64_t s = p.reduced[inner].in_stride, n_inner = p.reduced[inner].size;
+    ReducedWalk walk(*plan, begin);
+    const std::int64_t s = walk.inner_stride();
     A acc = Tr::identity();
     for (std::int64_t pos = begin; pos < end;) {
-      const std::int64_t run = std::min(end - pos, n_inner - idx[inner]);
-      const T* q = row + off;
+      const std::int64_t run = std::min(end - pos, walk.inner_left());
+      const T* q = row + walk.offset();
       for (std::int64_t j = 0; j < run; ++j) acc = f(acc, Tr::from_element(q[j * s], pos + j));
       pos += run;
-      off += run * s;
-      idx[inner] += run;
-      // Carry into the outer dimensions.
-      for (int d = inner; d > 0 && idx[d] == p.reduced[d].size; --d) {
-        off -= idx[d] * p.reduced[d].in_stride;
-        idx[d] = 0;
-        ++idx[d - 1];
-        off += p.reduced[d - 1].in_stride;
-      }
+      walk.advance(run);
     }
     return acc;
   }
 
-  void write(std::int64_t o, A acc) const {
-    const RowOffsets r = row_offsets(*plan, o);
+  // Finalizes and writes the output element at offsets r (arg ops: the index, and the value).
+  void write(const RowOffsets& r, A acc) const {
     const auto result = Tr::finalize(acc, row_len);
     if constexpr (Tr::kUsesIndex) {
       std::memcpy(out + r.out * sizeof(std::int64_t), &result.index, sizeof(std::int64_t));
@@ -190,8 +203,10 @@ struct TensorJob {
       const std::int64_t first = u * job.rows_per_unit;
       const std::int64_t last = std::min(p.out_numel, first + job.rows_per_unit);
       const typename Tr::combine_type f{};
-      for (std::int64_t o = first; o < last; ++o)
-        job.write(o, f(Tr::identity(), job.chunk(job.in + row_offsets(p, o).in, 0)));
+      for (std::int64_t o = first; o < last; ++o) {
+        const RowOffsets r = row_offsets(p, o);
+        job.write(r, f(Tr::identity(), job.chunk(job.in + r.in, 0)));
+      }
     } else {
       const std::int64_t o = u / job.chunks_per_row, c = u % job.chunks_per_row;
       job.partial[static_cast<std::size_t>(u)] = job.chunk(job.in + row_offsets(p, o).in, c);
@@ -215,7 +230,7 @@ template <class Job> void fold_partials(const Job& job) {
     typename Job::A acc = Job::Tr::identity();
     for (std::int64_t c = 0; c < job.chunks_per_row; ++c)
       acc = f(acc, job.partial[static_cast<std::size_t>(o * job.chunks_per_row + c)]);
-    job.write(o, acc);
+    job.write(row_offsets(*job.plan, o), acc);
   }
 }
 
@@ -227,7 +242,7 @@ void execute(const ReducePlan& p, const TensorView& in, const TensorView& out, c
   Job job{&p, static_cast<const T*>(in.data), static_cast<char*>(out.data),
           values != nullptr ? static_cast<char*>(values->data) : nullptr, p.reduce_numel, 1, false, 1, {}};
   if (p.reduce_numel == 0) {  // sum, prod, mean only (prepare_reduce threw for the others)
-    for (std::int64_t o = 0; o < p.out_numel; ++o) job.write(o, Tr::identity());
+    for (std::int64_t o = 0; o < p.out_numel; ++o) job.write(row_offsets(p, o), Tr::identity());
     return;
   }
   job.contiguous = p.reduced_rank == 0 || (p.reduced_rank == 1 && p.reduced[0].in_stride == 1);
