@@ -156,7 +156,7 @@ constexpr const char* dtype_name(DType t) {
 
 // Calls f(T{}) with the C++ type of a runtime dtype; the basis of every type-erased entry point.
 template <class F>
-decltype(auto) visit_dtype(DType t, F&& f) {
+constexpr decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
     case DType::i32: return f(std::int32_t{});
     case DType::u32: return f(std::uint32_t{});

@@ -37,24 +37,17 @@ namespace foldkit {
 // The dtype a tensor reduction writes: reduce_result_t<op, dtype> (ops.hpp's table), except that
 // argmin/argmax write their int64 index (their values, in arg_reduce, keep the input dtype).
 constexpr DType reduce_result_dtype(ReduceOp op, DType dtype) {
-  const bool is_int32 = dtype == DType::i32 || dtype == DType::u32;
-  const bool is_int = is_int32 || dtype == DType::i64 || dtype == DType::u64;
-  const bool is_narrow = dtype == DType::f16 || dtype == DType::bf16;
-  switch (op) {
-    case ReduceOp::sum:
-    case ReduceOp::prod:
-      if (dtype == DType::i32) return DType::i64;
-      if (dtype == DType::u32) return DType::u64;
-      return is_narrow ? DType::f32 : dtype;
-    case ReduceOp::mean:
-      if (is_int) return DType::f64;
-      return is_narrow ? DType::f32 : dtype;
-    case ReduceOp::min:
-    case ReduceOp::max: return dtype;
-    case ReduceOp::argmin:
-    case ReduceOp::argmax: return DType::i64;
-  }
-  return dtype;
+  if (op == ReduceOp::argmin || op == ReduceOp::argmax) return DType::i64;  // the index
+  return visit_dtype(dtype, [op](auto tag) {  // ops.hpp's table, through reduce_result_t
+    using T = decltype(tag);
+    switch (op) {
+      case ReduceOp::prod: return dtype_v<reduce_result_t<ReduceOp::prod, T>>;
+      case ReduceOp::min: return dtype_v<reduce_result_t<ReduceOp::min, T>>;
+      case ReduceOp::max: return dtype_v<reduce_result_t<ReduceOp::max, T>>;
+      case ReduceOp::mean: return dtype_v<reduce_result_t<ReduceOp::mean, T>>;
+      default: return dtype_v<reduce_result_t<ReduceOp::sum, T>>;
+    }
+  });
 }
 
 // What to allocate for a reduction's output: its dtype and shape (rank 0: one element).
