@@ -1,7 +1,7 @@
 // cpu::inclusive_scan_custom / exclusive_scan_custom (whole, blocked and segmented) with user
 // operators: a non-commutative one (composition of affine maps mod 2^32, exact, so any wrong
 // order, lost element or missed restart shows), XOR, in place, every thread count giving the
-// same bits, and the errors; and the type-erased scans.
+// same bits, and the errors. (The type-erased scans: cpu_scan_erased_test.cpp.)
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -178,67 +178,6 @@ TEST(CpuScanCustom, Errors) {
   EXPECT_TRUE(throws_errc(Errc::invalid_argument,
                           [&] { cpu::inclusive_scan_custom(data.data(), 32, data.data() + 1, BitwiseXor{}, 0u); }));
   cpu::inclusive_scan_custom(opaque_null<std::uint32_t>(), 0, opaque_null<std::uint32_t>(), BitwiseXor{}, 0u);
-}
-
-}  // namespace
-}  // namespace foldkit::test
-
-namespace foldkit::test {
-namespace {
-
-// The type-erased scans give the typed results bit for bit, for every scan op x dtype.
-template <ReduceOp Op, class T>
-void expect_erased_matches_typed_op(const std::vector<T>& in) {
-  using R = scan_result_t<Op, T>;
-  static_assert(dtype_v<R> == scan_result_dtype(Op, dtype_v<T>));
-  const auto n = static_cast<std::int64_t>(in.size());
-  const R init = from_double<R>(3.0);
-  std::vector<R> typed(in.size()), erased(in.size(), from_double<R>(-7.0));
-  cpu::inclusive_scan<Op>(in.data(), n, typed.data());
-  cpu::inclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data());
-  EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
-      << "inclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
-  cpu::exclusive_scan<Op>(in.data(), n, typed.data(), init);
-  cpu::exclusive_scan(Op, dtype_v<T>, in.data(), n, erased.data(), init);
-  EXPECT_EQ(0, std::memcmp(typed.data(), erased.data(), typed.size() * sizeof(R)))
-      << "exclusive " << op_name(Op) << " " << dtype_name(dtype_v<T>);
-}
-
-template <class T>
-void expect_erased_matches_typed(Rng& rng) {
-  const std::int64_t n = capped({70001}).front();
-  const CounterRng bits = rng.counter();
-  std::vector<T> in(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i)
-    in[static_cast<std::size_t>(i)] = from_double<T>(static_cast<double>(static_cast<int>(bits.bits(i) % 5) - 2));
-  expect_erased_matches_typed_op<ReduceOp::sum>(in);
-  expect_erased_matches_typed_op<ReduceOp::prod>(in);
-  expect_erased_matches_typed_op<ReduceOp::min>(in);
-  expect_erased_matches_typed_op<ReduceOp::max>(in);
-}
-
-TEST(CpuScanErased, MatchesTypedForEveryOpAndDtype) {
-  FOLDKIT_TRACE_SEED();
-  Rng rng(test_seed());
-  for (const DType t : kAllDTypes) visit_dtype(t, [&](auto tag) { expect_erased_matches_typed<decltype(tag)>(rng); });
-}
-
-TEST(CpuScanErased, Errors) {
-  std::vector<float> data(8, 1.0f), out(8);
-  const float init = 0.0f;
-  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
-    cpu::inclusive_scan(ReduceOp::argmax, DType::f32, data.data(), 8, out.data());
-  }));
-  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
-    cpu::exclusive_scan(ReduceOp::mean, DType::f32, data.data(), 8, out.data(), init);
-  }));
-  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
-    cpu::inclusive_scan(static_cast<ReduceOp>(99), DType::f32, data.data(), 8, out.data());
-  }));
-  EXPECT_TRUE(throws_errc(Errc::unsupported, [&] {
-    cpu::inclusive_scan(ReduceOp::sum, static_cast<DType>(99), data.data(), 8, out.data());
-  }));
-  // A null init cannot be written any more (foldkit::Scalar: tests/cpu/cpu_scan_erased_test.cpp).
 }
 
 }  // namespace
