@@ -1,21 +1,8 @@
-// foldkit::cuda::reduce over tensors (foldkit/cuda/tensor_reduce.hpp): executes the
-// backend-independent plan (foldkit/detail/reduce_plan.hpp) with one generic kernel family.
-//
-// Kernel: one WARP per output element (warps walk the output elements grid-stride). Output
-// element o is numbered row-major over the plan's canonical kept dimensions; its row (the
-// reduce_numel elements it folds) is numbered row-major over the canonical reduced dimensions
-// (for argmin/argmax those are in logical order, so the number is the index along the reduced
-// axis, or the flat row-major index for a whole-tensor argmin/argmax, as on the CPU). Lane l
-// folds positions l, l + 32, l + 64, ... left to right (an odometer over the reduced dimensions
-// advanced 32 positions at a time: carries need a division only when they happen), then the 32
-// lane partials combine in a fixed shuffle tree (warp_reduce: lane i with lane i + delta, lower
-// lane on the left) and lane 0 finalizes and writes (arg_reduce's value: the winning input
-// element itself, reloaded by its index, so its bits are the input's). No shared memory, no
-// workspace, no atomics: the result's bits depend only on the plan. Consecutive lanes read
-// consecutive positions, so a contiguous row is read coalesced; other families get their own
-// kernels in a later slice.
-//
-// Instantiated for the 8 dtypes x 7 ops in this one file (56 small kernels).
+// foldkit::cuda::reduce over tensors (foldkit/cuda/tensor_reduce.hpp): checks, then picks a
+// kernel family and launch shape from the backend-independent plan
+// (foldkit/detail/reduce_plan.hpp) and launches it (kernels: tensor_reduce_kernels.cuh,
+// instantiated in tensor_reduce_{int,int64,float,half}.cu; constants:
+// foldkit/cuda/tuning/tensor_reduce_tuning.hpp).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -26,119 +13,225 @@
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tensor_reduce.hpp"
-#include "foldkit/cuda/warp/warp_reduce.cuh"
 #include "foldkit/detail/reduce_plan.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/ops.hpp"
+#include "tensor_reduce_launch.cuh"
 
 namespace foldkit::cuda {
+namespace tensor {
+FOLDKIT_TENSOR_REDUCE_EXTERN(std::int32_t)
+FOLDKIT_TENSOR_REDUCE_EXTERN(std::uint32_t)
+FOLDKIT_TENSOR_REDUCE_EXTERN(std::int64_t)
+FOLDKIT_TENSOR_REDUCE_EXTERN(std::uint64_t)
+FOLDKIT_TENSOR_REDUCE_EXTERN(float)
+FOLDKIT_TENSOR_REDUCE_EXTERN(double)
+FOLDKIT_TENSOR_REDUCE_EXTERN(half)
+FOLDKIT_TENSOR_REDUCE_EXTERN(bfloat16)
+}  // namespace tensor
+
 namespace {
 
-// The plan, flattened for the kernel (passed by value: about 450 bytes of parameters).
-struct TensorReduceArgs {
-  const void* in;
-  void* out;   // the result (arg ops: the int64 index)
-  void* out2;  // arg_reduce's values (input dtype), or null
-  std::int64_t out_numel;
-  std::int64_t reduce_numel;
-  int kept_rank;
-  int reduced_rank;  // >= 1 (a plan without reduced dimensions gets one of size 1)
-  std::int64_t kept_size[kMaxRank];
-  std::int64_t kept_in[kMaxRank];
-  std::int64_t kept_out[kMaxRank];
-  std::int64_t kept_out2[kMaxRank];
-  std::int64_t red_size[kMaxRank];
-  std::int64_t red_in[kMaxRank];
-};
+using foldkit::detail::PlanDim;
+using foldkit::detail::ReducePlan;
+using tensor::Choice;
+using tensor::Dims;
+using tensor::Family;
+namespace tn = tuning;
 
-constexpr int kWarpsPerBlock = 8;
-constexpr int kThreads = kWarpsPerBlock * 32;
+constexpr std::int64_t kIntMax = 0x7fffffff;
 
-template <ReduceOp Op, class T>
-__global__ void __launch_bounds__(kThreads) tensor_reduce_warp_kernel(const TensorReduceArgs a) {
-  using Tr = reduce_traits<Op, T>;
-  using A = typename Tr::accum_type;
-  const typename Tr::combine_type f{};
-  const T* in = static_cast<const T*>(a.in);
-  const int lane = static_cast<int>(threadIdx.x & 31u);
-  const std::int64_t warp0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t warps = (static_cast<std::int64_t>(gridDim.x) * blockDim.x) >> 5;
-  const int inner = a.reduced_rank - 1;
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+int ceil_log2(std::int64_t v) {
+  int s = 0;
+  while ((std::int64_t{1} << s) < v) ++s;
+  return s;
+}
+std::size_t align16(std::size_t b) { return (b + 15) / 16 * 16; }
 
-  for (std::int64_t o = warp0; o < a.out_numel; o += warps) {  // warp-uniform loop
-    // Offsets of output element o (row-major over the canonical kept dimensions).
-    std::int64_t in_base = 0, out_off = 0, out2_off = 0;
-    {
-      std::int64_t rest = o;
-      for (int d = a.kept_rank - 1; d >= 0; --d) {
-        const std::int64_t i = rest % a.kept_size[d];
-        rest /= a.kept_size[d];
-        in_base += i * a.kept_in[d];
-        out_off += i * a.kept_out[d];
-        out2_off += i * a.kept_out2[d];
-      }
-    }
-    A acc = Tr::identity();
-    if (lane < a.reduce_numel) {
-      // Odometer at position `lane`.
-      std::int64_t idx[kMaxRank];
-      std::int64_t off = 0;
-      {
-        std::int64_t rest = lane;
-        for (int d = inner; d >= 0; --d) {
-          idx[d] = rest % a.red_size[d];
-          rest /= a.red_size[d];
-          off += idx[d] * a.red_in[d];
-        }
-      }
-      for (std::int64_t pos = lane;;) {
-        acc = f(acc, Tr::from_element(in[in_base + off], pos));
-        pos += 32;
-        if (pos >= a.reduce_numel) break;
-        // Advance the odometer by 32 positions.
-        idx[inner] += 32;
-        off += 32 * a.red_in[inner];
-        for (int d = inner; d > 0 && idx[d] >= a.red_size[d]; --d) {
-          const std::int64_t q = idx[d] / a.red_size[d];
-          idx[d] -= q * a.red_size[d];
-          off -= q * a.red_size[d] * a.red_in[d];
-          idx[d - 1] += q;
-          off += q * a.red_in[d - 1];
-        }
-      }
-    }
-    acc = warp_reduce(acc, f);
-    if (lane == 0) {
-      const auto result = Tr::finalize(acc, a.reduce_numel);
-      if constexpr (Tr::kUsesIndex) {
-        static_cast<std::int64_t*>(a.out)[out_off] = result.index;
-        if (a.out2 != nullptr) {
-          // The value is the winning input element itself, reloaded: result.value went through
-          // the compare type (float for f16/bf16), which does not keep a NaN's payload bits.
-          std::int64_t rest = result.index, off = 0;
-          for (int d = inner; d >= 0; --d) {
-            off += (rest % a.red_size[d]) * a.red_in[d];
-            rest /= a.red_size[d];
-          }
-          static_cast<T*>(a.out2)[out2_off] = in[in_base + off];
-        }
-      } else {
-        static_cast<typename Tr::result_type*>(a.out)[out_off] = result;
-      }
-    }
+void copy_dims(Dims& d, const PlanDim* dims, int count) {
+  d.rank = count;
+  for (int i = 0; i < count; ++i) {
+    d.size[i] = dims[i].size;
+    d.in[i] = dims[i].in_stride;
+    d.out[i] = dims[i].out_stride;
+    d.out2[i] = dims[i].out2_stride;
   }
 }
+bool strides_divisible(const Dims& d, std::int64_t v) {
+  for (int i = 0; i < d.rank; ++i)
+    if (d.in[i] % v != 0) return false;
+  return true;
+}
 
-// The grid: at most this many blocks (of 8 warps) per SM, enough to fill it.
-constexpr int kBlocksPerSm = 8;
+std::size_t accum_bytes(ReduceOp op, DType dtype) {
+  return visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::size_t b = 0;
+    erased::visit_reduce_op(op, [&](auto op_tag) { b = sizeof(reduce_accum_t<decltype(op_tag)::value, T>); });
+    return b;
+  });
+}
 
-template <ReduceOp Op, class T>
-void launch(const TensorReduceArgs& args, int sm_count, cudaStream_t stream) {
-  const std::int64_t blocks_needed = (args.out_numel + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const std::int64_t cap = static_cast<std::int64_t>(sm_count > 0 ? sm_count : 1) * kBlocksPerSm;
-  const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(blocks_needed, cap)));
-  tensor_reduce_warp_kernel<Op, T><<<grid, kThreads, 0, stream>>>(args);
-  detail::check_cuda(cudaGetLastError(), "tensor reduce kernel launch");
+// The family and launch shape for a plan, and the workspace bytes it needs (0: none).
+struct Chosen {
+  Choice choice;
+  std::size_t ws_bytes = 0;
+};
+
+Chosen choose(const ReducePlan& p, ReduceOp op, DType dtype, const void* in, int sm_count) {
+  Chosen r;
+  Choice& c = r.choice;
+  tensor::Launch& l = c.launch;
+  l.out_numel = p.out_numel;
+  l.reduce_numel = p.reduce_numel;
+  const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(dtype));
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+  const std::int64_t sms = sm_count > 0 ? sm_count : 1;
+  const std::int64_t full_grid = sms * tn::kTensorBlocksPerSm;
+  const std::size_t abytes = accum_bytes(op, dtype);
+  // argmin/argmax of 2- and 4-byte types fold a 64-bit key|index (tensor_reduce_kernels.cuh,
+  // TensorSpec): positions per output must fit its index bits, or the generic kernel takes it.
+  const bool is_arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+  const std::int64_t packed_arg_limit = dtype_size(dtype) == 4   ? (std::int64_t{1} << 32)
+                                        : dtype_size(dtype) == 2 ? (std::int64_t{1} << 48)
+                                                                 : INT64_MAX;
+  const PlanDim* inner_red = p.reduced_rank > 0 ? &p.reduced[p.reduced_rank - 1] : nullptr;
+  const PlanDim* inner_kept = p.kept_rank > 0 ? &p.kept[p.kept_rank - 1] : nullptr;
+
+  if ((inner_red == nullptr || inner_red->in_stride == 1) && (!is_arg || p.reduce_numel < packed_arg_limit)) {
+    // Rows: runs of `run` contiguous elements (no reduced dim: runs of one element).
+    copy_dims(l.kept, p.kept, p.kept_rank);
+    copy_dims(l.red, p.reduced, p.reduced_rank > 0 ? p.reduced_rank - 1 : 0);
+    l.run = inner_red != nullptr ? inner_red->size : 1;
+    const bool packed = aligned && p.reduced_rank == 1 && p.kept_rank == 1 && p.kept[0].in_stride == l.run &&
+                        l.run < V && V % l.run == 0 && p.out_numel >= V / l.run;
+    if (packed) {
+      c.family = Family::rows_packed;
+      const std::int64_t threads = ceil_div(p.out_numel / (V / l.run), tn::kRowsOutputsPerGroup);
+      c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(threads, tn::kTensorThreads), 1, full_grid));
+      return r;
+    }
+    c.vec = aligned && l.run % V == 0 && strides_divisible(l.kept, V) && strides_divisible(l.red, V);
+    const std::int64_t slots = p.reduce_numel / (c.vec ? V : 1);
+    const bool dense = c.vec && p.reduced_rank == 1 && p.kept_rank == 1 && p.kept[0].in_stride == l.run &&
+                       slots <= 32 && (slots & (slots - 1)) == 0;
+    if (dense) {
+      c.family = Family::rows_dense;
+      l.group_shift = ceil_log2(slots);
+      const std::int64_t threads = ceil_div(p.out_numel * slots, tn::kDenseLoadsInFlight);
+      c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(threads, tn::kTensorThreads), 1, full_grid));
+      return r;
+    }
+    const int shift = std::min(5, ceil_log2(slots));
+    const std::int64_t group_lanes = ceil_div(p.out_numel, tn::kRowsOutputsPerGroup) << shift;
+    const bool few_outputs = group_lanes < sms * tn::kRowsGroupMinLanesPerSm;
+    if (few_outputs && slots > 32 * tn::kRowsOutputsPerGroup && p.out_numel <= kIntMax) {
+      c.family = Family::rows_block;
+      const std::int64_t by_grid = ceil_div(full_grid, p.out_numel);
+      const std::int64_t by_work = std::max<std::int64_t>(1, slots / (tn::kTensorThreads * tn::kRowsMinVectorsPerThread));
+      l.chunks = std::max<std::int64_t>(1, std::min({by_grid, by_work, kIntMax / p.out_numel}));
+      c.grid = static_cast<unsigned>(p.out_numel * l.chunks);
+      if (l.chunks > 1) {
+        l.partials_offset = static_cast<std::int64_t>(align16(static_cast<std::size_t>(p.out_numel) * 4));
+        r.ws_bytes = static_cast<std::size_t>(l.partials_offset) + static_cast<std::size_t>(p.out_numel * l.chunks) * abytes;
+      }
+      return r;
+    }
+    c.family = Family::rows_group;
+    l.group_shift = shift;
+    c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(group_lanes, tn::kTensorThreads), 1, full_grid));
+    return r;
+  }
+
+  if (inner_kept != nullptr && inner_kept->in_stride == 1) {
+    // Outer: columns contiguous, every reduced dim outside them.
+    copy_dims(l.kept, p.kept, p.kept_rank - 1);
+    copy_dims(l.red, p.reduced, p.reduced_rank);
+    l.cols = inner_kept->size;
+    l.col_out = inner_kept->out_stride;
+    l.col_out2 = inner_kept->out2_stride;
+    l.batches = p.out_numel / l.cols;
+    c.vec = aligned && l.cols % V == 0 && strides_divisible(l.red, V) && strides_divisible(l.kept, V);
+    const std::int64_t cvec = l.cols / (c.vec ? V : 1);
+    // Threads across the columns: as many as the columns and kOuterMaxColumnThreads allow, but
+    // fewer when the reduced dim must be split: the last block of a column tile folds the
+    // splits' partials with TY = 256 / TX threads per column, so splits / TY is that fold's
+    // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
+    std::int64_t chunks = 1, base_blocks = 0;
+    for (int shift = std::min(ceil_log2(cvec), ceil_log2(tn::kOuterMaxColumnThreads)); shift >= 0; --shift) {
+      const std::int64_t tx = std::int64_t{1} << shift, ty = tn::kTensorThreads / tx;
+      l.tx_shift = shift;
+      l.col_tiles = ceil_div(cvec, tx);
+      base_blocks = l.batches * l.col_tiles;
+      if (base_blocks > kIntMax) break;
+      const std::int64_t by_grid = ceil_div(full_grid, base_blocks);
+      const std::int64_t by_work = std::max<std::int64_t>(1, p.reduce_numel / (ty * tn::kOuterMinRowsPerThread));
+      chunks = std::max<std::int64_t>(1, std::min({by_grid, by_work, kIntMax / base_blocks}));
+      if (chunks == 1 || ceil_div(chunks, ty) <= tn::kOuterMaxFoldDepth) break;
+    }
+    if (base_blocks <= kIntMax && (!is_arg || p.reduce_numel < packed_arg_limit)) {
+      const std::int64_t tx = std::int64_t{1} << l.tx_shift;
+      l.chunks = chunks;
+      c.family = Family::outer;
+      c.grid = static_cast<unsigned>(base_blocks * l.chunks);
+      if (l.chunks > 1) {
+        l.partials_offset = static_cast<std::int64_t>(align16(static_cast<std::size_t>(base_blocks) * 4));
+        r.ws_bytes = static_cast<std::size_t>(l.partials_offset) +
+                     static_cast<std::size_t>(base_blocks * l.chunks * tx * (c.vec ? V : 1)) * abytes;
+      }
+      return r;
+    }
+  }
+
+  // Generic: one warp per output.
+  c.family = Family::generic;
+  c.vec = false;
+  l = tensor::Launch{};
+  l.out_numel = p.out_numel;
+  l.reduce_numel = p.reduce_numel;
+  copy_dims(l.kept, p.kept, p.kept_rank);
+  copy_dims(l.red, p.reduced, p.reduced_rank);
+  if (l.red.rank == 0) {  // nothing reduced: rows of one element
+    l.red.rank = 1;
+    l.red.size[0] = 1;
+    l.red.in[0] = 0;
+  }
+  const std::int64_t warps_per_block = tn::kTensorThreads / 32;
+  c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(p.out_numel, warps_per_block), 1, full_grid));
+  return r;
+}
+
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::rows_packed: return "rows-packed";
+    case Family::rows_dense: return "rows-dense";
+    case Family::rows_group: return "rows-group";
+    case Family::rows_block: return "rows-block";
+    case Family::outer: return "outer";
+    case Family::generic: return "generic";
+  }
+  return "?";
+}
+
+std::string describe_choice(const Chosen& ch) {
+  const Choice& c = ch.choice;
+  const tensor::Launch& l = c.launch;
+  std::string s = std::string("kernel=") + family_name(c.family) + (c.vec ? " vec16" : "") +
+                  " grid=" + std::to_string(c.grid) + "x" + std::to_string(tn::kTensorThreads);
+  switch (c.family) {
+    case Family::rows_packed: s += " run=" + std::to_string(l.run); break;
+    case Family::rows_dense: s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(1 << l.group_shift); break;
+    case Family::rows_group: s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(1 << l.group_shift); break;
+    case Family::rows_block: s += " run=" + std::to_string(l.run) + " blocks/output=" + std::to_string(l.chunks); break;
+    case Family::outer:
+      s += " cols=" + std::to_string(l.cols) + " threads/cols=" + std::to_string(1 << l.tx_shift) +
+           " splits=" + std::to_string(l.chunks);
+      break;
+    case Family::generic: break;
+  }
+  if (ch.ws_bytes > 0) s += " workspace=" + std::to_string(ch.ws_bytes);
+  return s;
 }
 
 // The CUDA backend's own checks: views of the current device's memory.
@@ -153,58 +246,109 @@ void check_device_view(const TensorView& v, const char* what, int device) {
   if (v.numel() > 0) detail::check_device_pointer(v.data, what, device);
 }
 
-void run(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
-         const TensorView* values, cudaStream_t stream) {
-  const foldkit::detail::ReducePlan p = foldkit::detail::prepare_reduce(op, in, axes, keepdims, out, values);
+struct Prepared {
+  ReducePlan plan;
+  Chosen chosen;
+};
+
+Prepared prepare(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
+                 const TensorView* values) {
+  Prepared pr;
+  pr.plan = foldkit::detail::prepare_reduce(op, in, axes, keepdims, out, values);
   const detail::DeviceFacts facts = detail::current_device_facts();
   check_device_view(in, "input", facts.device);
   check_device_view(out, values != nullptr ? "indices" : "out", facts.device);
   if (values != nullptr) check_device_view(*values, "values", facts.device);
-  if (p.out_numel == 0) return;
+  if (pr.plan.out_numel > 0) pr.chosen = choose(pr.plan, op, in.dtype, in.data, facts.sm_count);
+  return pr;
+}
 
-  TensorReduceArgs args{};
-  args.in = in.data;
-  args.out = out.data;
-  args.out2 = values != nullptr ? values->data : nullptr;
-  args.out_numel = p.out_numel;
-  args.reduce_numel = p.reduce_numel;
-  args.kept_rank = p.kept_rank;
-  for (int d = 0; d < p.kept_rank; ++d) {
-    args.kept_size[d] = p.kept[d].size;
-    args.kept_in[d] = p.kept[d].in_stride;
-    args.kept_out[d] = p.kept[d].out_stride;
-    args.kept_out2[d] = p.kept[d].out2_stride;
-  }
-  if (p.reduced_rank == 0) {  // nothing reduced: every row is one element
-    args.reduced_rank = 1;
-    args.red_size[0] = 1;
-    args.red_in[0] = 0;
-  } else {
-    args.reduced_rank = p.reduced_rank;
-    for (int d = 0; d < p.reduced_rank; ++d) {
-      args.red_size[d] = p.reduced[d].size;
-      args.red_in[d] = p.reduced[d].in_stride;
-    }
-  }
+void check_workspace(Workspace ws, std::size_t need) {
+  if (need == 0) return;
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, "workspace is null; this reduction needs " + std::to_string(need) + " bytes");
+  if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
+    throw Error(Errc::invalid_argument, "workspace must be 16-byte aligned");
+  if (ws.bytes < need)
+    throw Error(Errc::invalid_argument, "workspace has " + std::to_string(ws.bytes) + " bytes; " + std::to_string(need) +
+                                            " are needed (tensor_reduce_workspace_bytes())");
+  detail::check_device_pointer(ws.ptr, "workspace");
+}
+
+void launch(Prepared& pr, ReduceOp op, const TensorView& in, const TensorView& out, const TensorView* values,
+            Workspace ws, cudaStream_t stream) {
+  if (pr.plan.out_numel == 0) return;
+  tensor::Launch& l = pr.chosen.choice.launch;
+  l.in = in.data;
+  l.out = out.data;
+  l.out2 = values != nullptr ? values->data : nullptr;
+  l.ws = ws.ptr;
   visit_dtype(in.dtype, [&](auto tag) {
     using T = decltype(tag);
-    erased::visit_reduce_op(op, [&](auto op_tag) { launch<decltype(op_tag)::value, T>(args, facts.sm_count, stream); });
+    erased::visit_reduce_op(
+        op, [&](auto op_tag) { tensor::launch_kernel<decltype(op_tag)::value, T>(pr.chosen.choice, stream); });
   });
+  detail::check_cuda(cudaGetLastError(), "tensor reduce kernel launch");
+}
+
+void run(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
+         const TensorView* values, const Workspace* ws, cudaStream_t stream) {
+  Prepared pr = prepare(op, in, axes, keepdims, out, values);
+  if (pr.plan.out_numel == 0) return;
+  if (ws != nullptr) {
+    check_workspace(*ws, pr.chosen.ws_bytes);
+    launch(pr, op, in, out, values, *ws, stream);
+  } else if (pr.chosen.ws_bytes == 0) {
+    launch(pr, op, in, out, values, Workspace{}, stream);
+  } else {
+    launch(pr, op, in, out, values, detail::stream_workspace(stream, pr.chosen.ws_bytes), stream);
+  }
+}
+
+void check_arg_op(ReduceOp op) {
+  if (op != ReduceOp::argmin && op != ReduceOp::argmax)
+    throw Error(Errc::invalid_argument, std::string("arg_reduce takes argmin or argmax, not ") +
+                                            (is_valid(op) ? op_name(op) : "an unknown op"));
 }
 
 }  // namespace
 
+std::size_t tensor_reduce_workspace_bytes(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims) {
+  validate(in, "input");
+  erased::check_enums(op, in.dtype);
+  const bool is_arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+  const ReducePlan p = foldkit::detail::plan_reduce(
+      in, axes, keepdims, nullptr, is_arg ? foldkit::detail::ReducedOrder::logical : foldkit::detail::ReducedOrder::memory);
+  if (p.out_numel == 0) return 0;
+  return choose(p, op, in.dtype, in.data, detail::current_device_facts().sm_count).ws_bytes;
+}
+std::size_t tensor_reduce_workspace_bytes(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims,
+                                          const TensorView& out) {
+  return prepare(op, in, axes, keepdims, out, nullptr).chosen.ws_bytes;
+}
+
+std::string describe_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out) {
+  Prepared pr = prepare(op, in, axes, keepdims, out, nullptr);
+  return foldkit::detail::describe_plan(pr.plan) + " " + describe_choice(pr.chosen);
+}
+
 void reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
             cudaStream_t stream) {
-  run(op, in, axes, keepdims, out, nullptr, stream);
+  run(op, in, axes, keepdims, out, nullptr, nullptr, stream);
+}
+void reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out, Workspace ws,
+            cudaStream_t stream) {
+  run(op, in, axes, keepdims, out, nullptr, &ws, stream);
 }
 
 void arg_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& indices,
                 const TensorView& values, cudaStream_t stream) {
-  if (op != ReduceOp::argmin && op != ReduceOp::argmax)
-    throw Error(Errc::invalid_argument, std::string("arg_reduce takes argmin or argmax, not ") +
-                                            (is_valid(op) ? op_name(op) : "an unknown op"));
-  run(op, in, axes, keepdims, indices, &values, stream);
+  check_arg_op(op);
+  run(op, in, axes, keepdims, indices, &values, nullptr, stream);
+}
+void arg_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& indices,
+                const TensorView& values, Workspace ws, cudaStream_t stream) {
+  check_arg_op(op);
+  run(op, in, axes, keepdims, indices, &values, &ws, stream);
 }
 
 }  // namespace foldkit::cuda

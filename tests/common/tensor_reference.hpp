@@ -16,6 +16,7 @@
 #include <numeric>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "foldkit/detail/reduce_plan.hpp"
@@ -180,6 +181,9 @@ struct OutBuffer {
                          strided ? rng.uniform(0, 2) : 0);
     bytes.assign(static_cast<std::size_t>(layout.storage + 4) * elem, 0xFF);
   }
+  // A poisoned buffer for a given layout (tests/common/tensor_random_cases.hpp builds its own).
+  OutBuffer(Layout l, std::size_t elem_bytes)
+      : layout(std::move(l)), elem(elem_bytes), bytes(static_cast<std::size_t>(layout.storage + 4) * elem, 0xFF) {}
   TensorView view(DType dtype) { return layout.view(bytes.data(), dtype); }
   // The same view over a copy of `bytes` at `base` (a device buffer of bytes.size() bytes).
   TensorView view(DType dtype, void* base, Device device) const { return layout.view(base, dtype, device); }

@@ -128,6 +128,10 @@ class StreamWorkspaceLease {
 // The workspace the convenient form uses for (this thread, current device, stream), from this
 // thread's cache (see foldkit/cuda/dispatch/runtime.hpp, StreamWorkspaceCache).
 StreamWorkspaceLease stream_workspace(cudaStream_t stream);
+// The same cache entry, grown (in stream order, zeroed) to at least min_bytes: for callers with
+// the same contract (zeroed once, every call leaves it zeroed) that need more, such as the
+// tensor reductions' split launches.
+StreamWorkspaceLease stream_workspace(cudaStream_t stream, std::size_t min_bytes);
 // Validation shared by every device entry point: p is usable on the current device (the
 // second form takes that device from a caller that already asked for it).
 void check_device_pointer(const void* p, const char* what);

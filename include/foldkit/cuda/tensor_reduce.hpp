@@ -12,17 +12,35 @@
 //     device.id == the current device, and a data pointer that device can access (checked for
 //     views with elements). Otherwise Error(wrong_memory).
 //   - stream-ordered: the call enqueues one kernel on `stream` (none when the output is empty)
-//     and returns; it never synchronises the host and allocates nothing.
+//     and returns; it never synchronises the host.
 //   - every check happens before the launch, so a call that throws has enqueued nothing (and
 //     so written nothing). Launch failures: Error(cuda_error).
-// Determinism: each output element is reduced by one warp in a fixed order that depends only on
-// the plan (lane partials over fixed positions, then a fixed shuffle tree), so the same call
-// gives the same bits every time on a given device. Float results need not equal the CPU
-// backend's bits (a different, fixed order); integer results are exact and equal.
+// Kernels: the plan's canonical form picks one of five families (describe_reduce() prints the
+// plan and the launch): rows-packed (rows shorter than a 16-byte vector), rows-group (a group
+// of 1-32 lanes per row), rows-block (one or more blocks per long row), outer (threads across
+// the contiguous kept columns, down the reduced dims, split over blocks), generic (a warp per
+// output). Shapes are in tools/bench (foldkit-bench axes) and docs/perf.md.
+// Workspace: launches that split one output over several blocks (long rows with few outputs,
+// outer reductions with few columns) combine the blocks' partials in the same launch through a
+// workspace: tensor_reduce_workspace_bytes() bytes (0 when the shape needs none), zeroed once
+// (init_workspace or cudaMemset); every call leaves it zeroed again, as the full-array
+// reductions' workspace (one buffer may serve both, if big enough for each). One workspace must
+// not serve two calls that may run at the same time. The forms without one use the calling
+// thread's per-stream cache of foldkit/cuda/reduce.hpp (grown, in stream order, when a shape
+// needs more; release_stream_workspaces() frees it).
+// Determinism: each output element is folded in a fixed order that depends only on the plan and
+// the launch shape (threads fold fixed positions left to right, then a fixed tree, then the
+// blocks' partials in split order), so the same call gives the same bits every time on a given
+// device. Float results need not equal the CPU backend's bits (a different, fixed order);
+// integer results are exact and equal.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <string>
+
+#include "foldkit/cuda/reduce.hpp"  // Workspace
 #include "foldkit/ops.hpp"
 #include "foldkit/tensor.hpp"
 #include "foldkit/tensor_reduce.hpp"
@@ -42,10 +60,26 @@ inline ReduceOutput reduce_output_shape(ReduceOp op, const TensorView& in, AxisL
 // reduced extent), no_device, cuda_error.
 void reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
             cudaStream_t stream = nullptr);
+void reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out, Workspace ws,
+            cudaStream_t stream = nullptr);
 
 // argmin/argmax with both outputs: `indices` (i64) and `values` (the input dtype), same shape.
 // Neither may overlap the input or the other.
 void arg_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& indices,
                 const TensorView& values, cudaStream_t stream = nullptr);
+void arg_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& indices,
+                const TensorView& values, Workspace ws, cudaStream_t stream = nullptr);
+
+// Bytes of workspace a call with these arguments and a row-major output needs on the current
+// device (0: none); the second form for the output view the call will get (its strides can
+// change the plan). Validates as the call does.
+std::size_t tensor_reduce_workspace_bytes(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims);
+std::size_t tensor_reduce_workspace_bytes(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims,
+                                          const TensorView& out);
+
+// One line: the plan (foldkit::detail::describe_plan) and the kernel launch this call would
+// make, e.g. "kept [...] reduced [...] family=outer kernel=outer vec16 grid=1056x256 cols=4 ...".
+// Checks the arguments as reduce() does; launches nothing.
+std::string describe_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out);
 
 }  // namespace foldkit::cuda

@@ -258,6 +258,12 @@ StreamWorkspaceLease stream_workspace(cudaStream_t stream) {
   return StreamWorkspaceLease(t_reduce_cache.acquire(stream, workspace_bytes_for(sm_count_of(device)), device), stream);
 }
 
+StreamWorkspaceLease stream_workspace(cudaStream_t stream, std::size_t min_bytes) {
+  const int device = current_device();
+  const std::size_t core = workspace_bytes_for(sm_count_of(device));
+  return StreamWorkspaceLease(t_reduce_cache.acquire(stream, min_bytes > core ? min_bytes : core, device), stream);
+}
+
 void stream_workspace_launched(cudaStream_t stream) noexcept { t_reduce_cache.launched(stream); }
 
 }  // namespace detail

@@ -1,0 +1,47 @@
+// Tuning of the CUDA tensor reductions (src/cuda/tensor_reduce*.cu): every launch-shape constant
+// of their kernel families in one place. See src/cuda/tensor_reduce_kernels.cuh for what each
+// family does, and docs/perf.md ("Tensors along axes") for the measurements behind the values.
+#pragma once
+
+#include <cstdint>
+
+namespace foldkit::cuda::tuning {
+
+// Threads per block of every tensor-reduction kernel.
+inline constexpr int kTensorThreads = 256;
+// Resident blocks of kTensorThreads per SM the launches aim for (2048 threads: a full SM).
+inline constexpr int kTensorBlocksPerSm = 8;
+// __launch_bounds__' minimum resident blocks for the streaming families (caps registers at 80;
+// at 4 = 64 registers the f32 rows and outer kernels spilled 50-340 bytes).
+inline constexpr int kTensorMinBlocksPerSm = 3;
+
+// Rows (the innermost reduced dimension is contiguous), group mode: a group of G lanes (a power
+// of two, at most 32) reduces one output; each group takes kRowsOutputsPerGroup outputs per
+// pass, their loads issued together (4 loads in flight per lane even when a row is one vector).
+inline constexpr int kRowsOutputsPerGroup = 4;
+// Group mode while it keeps at least this many lanes busy; otherwise block mode (one or more
+// blocks per output, their partials combined by the last block to finish).
+inline constexpr std::int64_t kRowsGroupMinLanesPerSm = 1024;
+
+// Rows-dense (adjacent rows of 1-32 vectors): vector loads each thread issues together.
+inline constexpr int kDenseLoadsInFlight = 8;
+
+// Block mode and the outer family: loads each thread issues before it folds any of them (8 in
+// the outer kernel spilled and read (2^20, 64) over dim 0 at 76 % of the read ceiling, 4: 83 %).
+inline constexpr int kLoadsInFlight = 4;
+// Block mode: a block gets at least this many vectors per thread of its row (or it would
+// spend more on its partial than on its loads).
+inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
+
+// Outer family (the reduced dimensions are outer, the innermost kept one contiguous): threads
+// across the contiguous columns (at most kOuterMaxColumnThreads 16-byte column vectors per
+// block), the rest of the block down the reduced dimension; the reduced dimension is split over
+// several blocks (combined by the last) until the grid fills the GPU, but never below
+// kOuterMinRowsPerThread reduced positions per thread.
+inline constexpr int kOuterMaxColumnThreads = 256;
+inline constexpr std::int64_t kOuterMinRowsPerThread = 32;
+// The last block of a column tile folds the splits' partials, splits / TY of them per thread in
+// series: fewer column threads (more TY) until that depth is at most this.
+inline constexpr std::int64_t kOuterMaxFoldDepth = 8;
+
+}  // namespace foldkit::cuda::tuning

@@ -1,0 +1,115 @@
+// foldkit-tensor-probe: a quick look at foldkit::cuda::reduce along axes on the bar's shapes,
+// per-call median of 15 calls on inputs rotated over 1 GiB, beside a plain float4 read kernel.
+// For iterating on the kernels; the measured table is foldkit-bench axes.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "foldkit/cuda/tensor_reduce.hpp"
+
+namespace {
+
+__global__ void read_kernel(const float4* p, std::size_t n4, float* sink) {
+  float acc = 0.f;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float4 v = __ldcs(p + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 1234.5f) *sink = acc;
+}
+
+template <class F>
+float median_us(F call) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<float> t;
+  // FOLDKIT_PROBE_CALLS: timed calls + 3 warm-up (default 15; 1 for a sanitizer run).
+  static const int calls = std::getenv("FOLDKIT_PROBE_CALLS") ? std::atoi(std::getenv("FOLDKIT_PROBE_CALLS")) : 15;
+  const int warm = calls > 3 ? 3 : 0;
+  for (int i = 0; i < calls + warm; ++i) {
+    cudaEventRecord(a);
+    call(i);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    if (i >= warm) t.push_back(ms * 1000.f);
+  }
+  std::sort(t.begin(), t.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  using foldkit::DType;
+  using foldkit::ReduceOp;
+  using foldkit::TensorView;
+  const std::int64_t n = std::int64_t{1} << 26;
+  const int copies = 4;
+  std::vector<float*> buf(copies);
+  for (auto& p : buf) {
+    cudaMalloc(&p, n * 4);
+    cudaMemset(p, 0, n * 4);
+  }
+  float* out;
+  cudaMalloc(&out, n * 8);
+  float* sink;
+  cudaMalloc(&sink, 4);
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const auto dv = foldkit::Device::cuda(dev);
+
+  auto read_us = [&](std::int64_t elems) {
+    return median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(buf[i % copies]), elems / 4, sink); });
+  };
+  struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; };
+  std::vector<Case> cases;
+  for (int k : {2, 4, 6, 8, 10, 12, 14, 18, 22}) {
+    const std::int64_t cols = std::int64_t{1} << k, rows = n / cols;
+    cases.push_back({{rows, cols}, {1}});
+    cases.push_back({{rows, cols}, {0}});
+  }
+  cases.push_back({{64, 4096, 256}, {1}});
+  cases.push_back({{64, 4096, 256}, {0, 2}});
+  // (4096, 64, 1024) is 2^28 elements: foldkit-bench axes has it; these buffers hold 2^26.
+  cases.push_back({{256, 256, 1024}, {1}});
+  cases.push_back({{256, 256, 1024}, {0, 2}});
+  std::printf("%-22s %-6s %-7s %9s %9s %6s  %s\n", "shape", "axes", "op", "us", "read us", "%", "plan");
+  for (const Case& c : cases) {
+    const std::int64_t elems = 1;
+    (void)elems;
+    const double ceil_us = read_us(n);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax}) {
+      if (op == ReduceOp::argmax && c.axes.size() > 1) continue;
+      const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, c.shape.data(), int(c.shape.size()), dv);
+      const foldkit::ReduceOutput o = foldkit::cuda::reduce_output_shape(op, in0, c.axes, false);
+      const TensorView ov = TensorView::contiguous(out, o.dtype, o.shape, o.rank, dv);
+      float us = median_us([&](int i) {
+        TensorView in = in0;
+        in.data = buf[i % copies];
+        foldkit::cuda::reduce(op, in, c.axes, false, ov);
+      });
+      std::string shape, axes;
+      for (auto s : c.shape) shape += std::to_string(s) + "x";
+      for (auto a : c.axes) axes += std::to_string(a);
+      const std::string plan = foldkit::cuda::describe_reduce(op, in0, c.axes, false, ov);
+      // % of the read ceiling's rate, counting bytes read + written.
+      const double bytes = double(n) * 4 + double(o.numel()) * foldkit::dtype_size(o.dtype);
+      std::printf("%-22s %-6s %-7s %9.1f %9.1f %6.1f  %s\n", shape.c_str(), axes.c_str(), foldkit::op_name(op), us, ceil_us,
+                  100.0 * (bytes / us) / (double(n) * 4 / ceil_us), plan.substr(plan.find("kernel=")).c_str());
+    }
+  }
+  const cudaError_t e = cudaDeviceSynchronize();
+  std::printf("status: %s\n", cudaGetErrorString(e));
+  return e == cudaSuccess ? 0 : 1;
+}
