@@ -25,6 +25,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
@@ -173,43 +175,53 @@ template <ReduceOp Op, class T>
 using spec_t = typename TensorSpec<Op, T>::type;
 
 // A thread's running fold. Every family feeds a thread its positions in increasing order, so
-// argmin/argmax of 2- and 4-byte types keep the best element and its position with one strict
-// compare per element (ties and later NaNs lose to the earlier one), and build the 64-bit
-// key|index of PackedArgSpec once, for the combine across threads: ten instructions per
-// element fewer than a key per element (argmax f32 rows of 64: 75 % of the read ceiling with
-// keys per element).
+// argmin/argmax of 2- and 4-byte types keep the best value and its position instead of
+// building a 64-bit key|index per element: floats take one NaN-propagating FMNMX and one
+// compare per element (the position moves when the extreme changes value: ties and anything
+// after a NaN keep the earlier position; -0 and +0 compare equal, as the keys do), integers one
+// compare. The key is built once, for the combine across threads. Rows of 64 f32, argmax:
+// 75 % of the read ceiling with a key per element, 86 % with this state.
+// result(spec, first): `first` is the first position the thread read (-1: none). A thread
+// whose elements all equal the identity's value never moves its position; it credits `first`.
 template <class Spec, class T>
 struct PlainFold {
   typename Spec::accum_type acc;
   PlainFold() = default;
   __device__ __forceinline__ explicit PlainFold(const Spec& s) : acc(s.identity()) {}
   __device__ __forceinline__ void add(const Spec& s, T v, std::int64_t p) { acc = s.combine(acc, s.from_element(v, p)); }
-  __device__ __forceinline__ typename Spec::accum_type result(const Spec&) const { return acc; }
+  __device__ __forceinline__ typename Spec::accum_type result(const Spec&, std::int64_t) const { return acc; }
 };
 template <class Spec, class T>
 struct ArgFold {
   using C = std::conditional_t<is_16bit_float_v<T>, float, T>;
-  T best;
-  C best_c;
-  std::int64_t pos = -1;  // -1: nothing seen yet
+  static constexpr bool kIsMax = Spec::kIsMax;
+  C best;
+  std::int64_t pos = -1;  // -1: the extreme never moved from the identity's value
   ArgFold() = default;
-  __device__ __forceinline__ explicit ArgFold(const Spec&) : best(), best_c() {}
+  __device__ __forceinline__ explicit ArgFold(const Spec&) : best(identity_value()) {}
+  __device__ __forceinline__ static C identity_value() {
+    if constexpr (std::is_floating_point_v<C>)
+      return kIsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+    else
+      return kIsMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+  }
   __device__ __forceinline__ void add(const Spec&, T v, std::int64_t p) {
     const C c = static_cast<C>(v);
-    bool better;
     if constexpr (std::is_floating_point_v<C>) {
-      better = !(best_c != best_c) && (c != c || (Spec::kIsMax ? c > best_c : c < best_c));
+      const C next = nan_min_max<kIsMax>(best, c);
+      const bool moved = !(next == best) && !(best != best);  // a NaN best stays where it is
+      pos = moved ? p : pos;
+      best = next;
     } else {
-      better = Spec::kIsMax ? c > best_c : c < best_c;
-    }
-    if (better || pos < 0) {
-      best = v;
-      best_c = c;
-      pos = p;
+      const bool moved = kIsMax ? c > best : c < best;
+      pos = moved ? p : pos;
+      best = moved ? c : best;
     }
   }
-  __device__ __forceinline__ typename Spec::accum_type result(const Spec& s) const {
-    return pos < 0 ? s.identity() : s.from_element(best, pos);
+  __device__ __forceinline__ typename Spec::accum_type result(const Spec& s, std::int64_t first) const {
+    if (pos >= 0) return s.from_element(static_cast<T>(best), pos);
+    if (first >= 0) return s.from_element(static_cast<T>(identity_value()), first);
+    return s.identity();
   }
 };
 template <ReduceOp Op, class T>
@@ -289,48 +301,85 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
 }
 
 // ---- rows-dense --------------------------------------------------------------------------
-// Adjacent rows of S = run / V whole 16-byte vectors (S a power of two, at most 32), input
-// 16-byte aligned: the input is one flat array of out_numel * S vectors, and vector i belongs
-// to output i / S. Thread tid loads vectors tid, tid + threads, ... (kDenseLoadsInFlight at a time:
-// every warp reads 512 contiguous bytes per load), folds each, and the S lanes of a row
-// combine in a shuffle tree. No per-output offset arithmetic: about half the registers of
-// rows-group, so twice the loads in flight per SM.
-template <ReduceOp Op, class T>
+// Adjacent rows of S = run / V whole 16-byte vectors (S a power of two), input 16-byte aligned:
+// the input is one flat array of out_numel * S vectors. No per-output offset arithmetic: about
+// two thirds of the registers of rows-group, so more loads in flight per SM (rows of 64 f32:
+// rows-group 69 %, rows-dense 96 % of the read ceiling).
+//   kM == 1 (S <= 32): thread tid loads vectors tid, tid + threads, ... (kDenseLoadsInFlight at
+//     a time: every warp reads 512 contiguous bytes per load); vector i belongs to output i / S,
+//     and the S lanes of a row combine in a shuffle tree.
+//   kM > 1 (S == 32 * kM): a warp per row; lane l loads vectors l, l + 32, ... of its row
+//     (kDenseLoadsInFlight / kM rows at a time), then a full-warp shuffle tree.
+template <ReduceOp Op, class T, int kM>
 __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(const __grid_constant__ Launch a) {
   using Spec = spec_t<Op, T>;
   using A = typename Spec::accum_type;
   const Spec spec{};
   const auto f = spec.combine;
   constexpr int V = Vec16<T>::kCount;
-  constexpr int U = tuning::kDenseLoadsInFlight;
   const Vec16<T>* in = static_cast<const Vec16<T>*>(a.in);
-  const int shift = a.group_shift;  // S = 1 << shift vectors per row
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  const std::int64_t total = a.out_numel << shift;
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t out_stride = a.kept.out[0], out2_stride = a.kept.out2[0];
-  for (std::int64_t i0 = tid; i0 - lane < total; i0 += U * threads) {  // warp-uniform
-    Vec16<T> v[U];
+  if constexpr (kM == 1) {
+    constexpr int U = tuning::kDenseLoadsInFlight;
+    const int shift = a.group_shift;  // S = 1 << shift vectors per row
+    const std::int64_t total = a.out_numel << shift;
+    for (std::int64_t i0 = tid; i0 - lane < total; i0 += U * threads) {  // warp-uniform
+      Vec16<T> v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t i = i0 + u * threads;
-      if (i < total) v[u] = load_streaming(in + i);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t i = i0 + u * threads;
-      fold_t<Op, T> fold(spec);
-      if (i < total) {
-        const std::int64_t pos0 = (i & ((std::int64_t{1} << shift) - 1)) * V;
-#pragma unroll
-        for (int e = 0; e < V; ++e) fold.add(spec, v[u].v[e], pos0 + e);
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t i = i0 + u * threads;
+        if (i < total) v[u] = load_streaming(in + i);
       }
-      A acc = fold.result(spec);
-      for (int d = (1 << shift) >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
-      if (i < total && (i & ((std::int64_t{1} << shift) - 1)) == 0) {
-        const std::int64_t o = i >> shift;
-        write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
+      after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(total) >> 62));
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t i = i0 + u * threads;
+        const std::int64_t pos0 = (i & ((std::int64_t{1} << shift) - 1)) * V;
+        fold_t<Op, T> fold(spec);
+        if (i < total) {
+#pragma unroll
+          for (int e = 0; e < V; ++e) fold.add(spec, v[u].v[e], pos0 + e);
+        }
+        A acc = fold.result(spec, i < total ? pos0 : -1);
+        for (int d = (1 << shift) >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
+        if (i < total && pos0 == 0) {
+          const std::int64_t o = i >> shift;
+          write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
+        }
+      }
+    }
+  } else {
+    constexpr int R = tuning::kDenseLoadsInFlight / kM;  // rows per pass
+    constexpr int S = 32 * kM;
+    const std::int64_t warp = tid >> 5, warps = threads >> 5;
+    for (std::int64_t o0 = warp; o0 < a.out_numel; o0 += R * warps) {  // warp-uniform
+      Vec16<T> v[R * kM];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const std::int64_t o = o0 + r * warps;
+#pragma unroll
+        for (int m = 0; m < kM; ++m)
+          if (o < a.out_numel) v[r * kM + m] = load_streaming(in + o * S + m * 32 + lane);
+      }
+      after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(a.out_numel) >> 62));
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const std::int64_t o = o0 + r * warps;
+        fold_t<Op, T> fold(spec);
+        if (o < a.out_numel) {
+#pragma unroll
+          for (int m = 0; m < kM; ++m) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) fold.add(spec, v[r * kM + m].v[e], (m * 32 + lane) * V + e);
+          }
+        }
+        A acc = fold.result(spec, o < a.out_numel ? lane * V : -1);
+        acc = warp_reduce(acc, f);
+        if (lane == 0 && o < a.out_numel)
+          write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
       }
     }
   }
@@ -345,7 +394,8 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   const Spec spec{};
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
-  constexpr int K = tuning::kRowsOutputsPerGroup;
+  constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
+  constexpr int K = kArg ? tuning::kRowsArgOutputsPerGroup : tuning::kRowsOutputsPerGroup;
   using Chunk = std::conditional_t<kVec, Vec16<T>, T>;
   const T* in = static_cast<const T*>(a.in);
   const int G = 1 << a.group_shift;
@@ -360,10 +410,10 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   for (std::int64_t pass = 0; warp_group + pass * K * groups < a.out_numel; ++pass) {
     std::int64_t o[K];
     std::int64_t in_off[K];  // the output offsets are recomputed at the end (fewer live registers)
-    // Keys per element here: four ArgFolds spilled 220 bytes (f32 argmax, vec16).
-    using Fold = PlainFold<Spec, T>;
-    Fold fold[K] = {Fold(spec), Fold(spec), Fold(spec), Fold(spec)};
-    static_assert(K == 4, "fold[] lists K initialisers");
+    using Fold = fold_t<Op, T>;
+    Fold fold[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) fold[k] = Fold(spec);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       o[k] = group + (pass * K + k) * groups;
@@ -380,6 +430,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
           else c[k] = load_one(in + in_off[k] + roff);
         }
       }
+      if constexpr (kVec) after_all_loads(c, static_cast<unsigned>(static_cast<std::uint64_t>(slots) >> 62));
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         if (o[k] < a.out_numel) {
@@ -394,7 +445,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      A acc = fold[k].result(spec);
+      A acc = fold[k].result(spec, gl < slots ? gl * V : -1);
       for (int d = G >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
       if (gl == 0 && o[k] < a.out_numel) {
         const Offsets off = dims_offsets(a.kept, o[k]);
@@ -428,6 +479,14 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   const std::int64_t s_begin = chunk * per_chunk;
   const std::int64_t s_end = s_begin + per_chunk < slots ? s_begin + per_chunk : slots;
   const std::int64_t threads = blockDim.x;
+  // One reduced dim outside the run and fewer than 2^32 slots: 32-bit division for the run
+  // instead of the 64-bit one in rows_offset.
+  const bool fast = a.red.rank == 1 && slots < (std::int64_t{1} << 32);
+  const auto run_vectors = static_cast<std::uint32_t>(a.run / V);
+  auto fast_offset = [&](std::int64_t s) {
+    const std::uint32_t r = static_cast<std::uint32_t>(s) / run_vectors;
+    return r * a.red.in[0] + (s - static_cast<std::int64_t>(r) * run_vectors) * V;
+  };
 
   fold_t<Op, T> fold(spec);
   for (std::int64_t s0 = s_begin + threadIdx.x; s0 < s_end; s0 += U * threads) {
@@ -436,11 +495,12 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
     for (int u = 0; u < U; ++u) {
       const std::int64_t s = s0 + u * threads;
       if (s < s_end) {
-        const std::int64_t roff = off.in + rows_offset(a, s * V);
+        const std::int64_t roff = off.in + (fast ? fast_offset(s) : rows_offset(a, s * V));
         if constexpr (kVec) c[u] = load_streaming(reinterpret_cast<const Vec16<T>*>(in + roff));
         else c[u] = load_one(in + roff);
       }
     }
+    if constexpr (kVec) after_all_loads(c, static_cast<unsigned>(static_cast<std::uint64_t>(slots) >> 62));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t s = s0 + u * threads;
@@ -454,7 +514,8 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
       }
     }
   }
-  A acc = block_reduce(fold.result(spec), f, spec.identity(), storage);
+  A acc = block_reduce(fold.result(spec, s_begin + threadIdx.x < s_end ? (s_begin + threadIdx.x) * V : -1), f,
+                       spec.identity(), storage);
   auto value_at = [&](std::int64_t p) { return off.in + rows_offset(a, p); };
   if (a.chunks == 1) {
     if (threadIdx.x == 0) write_result<Op, T>(a, spec, acc, off.out, off.out2, value_at);
@@ -471,6 +532,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   if (!last_block) return;
   __threadfence();
   A total = spec.identity();
+#pragma unroll 4
   for (std::int64_t c = threadIdx.x; c < a.chunks; c += threads) total = f(total, load_partial(partials + c));
   __syncthreads();  // storage is reused
   total = block_reduce(total, f, spec.identity(), storage);
@@ -518,37 +580,50 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 
   A acc[V];
   if (active) {
-    // Keys per element (PlainFold): V ArgFolds per thread measured 2-6 points slower here
-    // (argmax f32 over dim 0, 2^26-element matrices, 2026-11-26).
-    PlainFold<Spec, T> fold[V];
+    fold_t<Op, T> fold[V];
 #pragma unroll
-    for (int e = 0; e < V; ++e) fold[e] = PlainFold<Spec, T>(spec);
-    for (std::int64_t r0 = r_begin + ty; r0 < r_end; r0 += U * TY) {
-      Chunk c[U];
+    for (int e = 0; e < V; ++e) fold[e] = fold_t<Op, T>(spec);
+    // Positions r0, r0 + TY, ... (U of them loaded together), at input offsets given by
+    // offset_of: one reduced dim (the common case) walks a pointer, several take the odometer.
+    auto sweep = [&](auto offset_of, auto loads) {
+      constexpr int kU = decltype(loads)::value;
+      for (std::int64_t r0 = r_begin + ty; r0 < r_end; r0 += kU * TY) {
+        Chunk c[kU];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const std::int64_t r = r0 + u * TY;
-        if (r < r_end) {
-          const T* p = base + dims_in_offset(a.red, r);
-          if constexpr (kVec) c[u] = load_streaming(reinterpret_cast<const Vec16<T>*>(p));
-          else c[u] = load_one(p);
+        for (int u = 0; u < kU; ++u) {
+          const std::int64_t r = r0 + u * TY;
+          if (r < r_end) {
+            const T* p = base + offset_of(r);
+            if constexpr (kVec) c[u] = load_streaming(reinterpret_cast<const Vec16<T>*>(p));
+            else c[u] = load_one(p);
+          }
         }
-      }
+        if constexpr (kVec) after_all_loads(c, static_cast<unsigned>(static_cast<std::uint64_t>(R) >> 62));
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const std::int64_t r = r0 + u * TY;
-        if (r < r_end) {
-          if constexpr (kVec) {
+        for (int u = 0; u < kU; ++u) {
+          const std::int64_t r = r0 + u * TY;
+          if (r < r_end) {
+            if constexpr (kVec) {
 #pragma unroll
-            for (int e = 0; e < V; ++e) fold[e].add(spec, c[u].v[e], r);
-          } else {
-            fold[0].add(spec, c[u], r);
+              for (int e = 0; e < V; ++e) fold[e].add(spec, c[u].v[e], r);
+            } else {
+              fold[0].add(spec, c[u], r);
+            }
           }
         }
       }
+    };
+    if (a.red.rank == 1) {
+      const std::int64_t stride = a.red.in[0];
+      // argmin/argmax and 2-byte types (8 columns per vector) keep U: their folds with 8 loads
+      // spilled 170-750 bytes.
+      constexpr bool kFew = Op == ReduceOp::argmin || Op == ReduceOp::argmax || sizeof(T) == 2;
+      sweep([&](std::int64_t r) { return r * stride; }, std::integral_constant<int, kFew ? U : tuning::kOuterLoadsInFlight>{});
+    } else {
+      sweep([&](std::int64_t r) { return dims_in_offset(a.red, r); }, std::integral_constant<int, U>{});
     }
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc[e] = fold[e].result(spec);
+    for (int e = 0; e < V; ++e) acc[e] = fold[e].result(spec, r_begin + ty < r_end ? r_begin + ty : -1);
   } else {
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = spec.identity();
@@ -600,7 +675,8 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   __threadfence();
 #pragma unroll
   for (int e = 0; e < V; ++e) acc[e] = spec.identity();
-  for (std::int64_t sp = ty; sp < a.chunks; sp += TY) {
+#pragma unroll 4
+  for (std::int64_t sp = ty; sp < a.chunks; sp += TY) {  // unrolled: several partials in flight
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = f(acc[e], load_partial(partials + sp * width + tx * V + e));
   }

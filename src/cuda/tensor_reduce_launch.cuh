@@ -25,7 +25,10 @@ void launch_kernel(const Choice& c, cudaStream_t stream) {
       rows_packed_kernel<Op, T><<<grid, block, 0, stream>>>(c.launch);
       break;
     case Family::rows_dense:
-      rows_dense_kernel<Op, T><<<grid, block, 0, stream>>>(c.launch);
+      // launch.chunks: kM, the vectors per lane of a row (tensor_reduce_kernels.cuh).
+      if (c.launch.chunks == 4) rows_dense_kernel<Op, T, 4><<<grid, block, 0, stream>>>(c.launch);
+      else if (c.launch.chunks == 2) rows_dense_kernel<Op, T, 2><<<grid, block, 0, stream>>>(c.launch);
+      else rows_dense_kernel<Op, T, 1><<<grid, block, 0, stream>>>(c.launch);
       break;
     case Family::rows_group:
       if (c.vec) rows_group_kernel<Op, T, true><<<grid, block, 0, stream>>>(c.launch);

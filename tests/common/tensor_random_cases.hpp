@@ -685,6 +685,9 @@ inline std::vector<ShapeSpec> edge_specs() {
   for (std::int64_t len = 1; len <= 40; ++len) add("rows of " + std::to_string(len), {97 + (len * 37) % 61, len}, {1}, rows);
   for (int k : {6, 7, 8, 10, 12})
     for (int d : {-1, 0, 1}) add("rows of 2^k+-1", {5, (std::int64_t{1} << k) + d}, {1}, rows);
+  // Whole-vector rows of 2^k elements, 128 to 4096: rows-dense with 1, 2 and 4 vectors per lane,
+  // rows-group and rows-block, over every dtype (the vector holds 2 to 8 elements).
+  for (int k = 7; k <= 12; ++k) add("rows of 2^k", {67, std::int64_t{1} << k}, {1});
   add("4 rows of 3e5", {4, 300000}, {1});
   add("4 rows of 300007", {4, 300007}, {1});
   add("3 rows of 2^17+1", {3, 131073}, {1});

@@ -19,12 +19,17 @@ inline constexpr int kTensorMinBlocksPerSm = 3;
 // of two, at most 32) reduces one output; each group takes kRowsOutputsPerGroup outputs per
 // pass, their loads issued together (4 loads in flight per lane even when a row is one vector).
 inline constexpr int kRowsOutputsPerGroup = 4;
+// argmin/argmax: their thread state (value and position) is bigger; 4 outputs spilled.
+inline constexpr int kRowsArgOutputsPerGroup = 2;
 // Group mode while it keeps at least this many lanes busy; otherwise block mode (one or more
 // blocks per output, their partials combined by the last block to finish).
 inline constexpr std::int64_t kRowsGroupMinLanesPerSm = 1024;
 
 // Rows-dense (adjacent rows of 1-32 vectors): vector loads each thread issues together.
 inline constexpr int kDenseLoadsInFlight = 8;
+// Rows-dense rows of up to 32 * this many vectors (a warp per row above 32; longer rows go to
+// rows-group or rows-block). Rows of 256 f32 in rows-group: 87 % of the read ceiling.
+inline constexpr std::int64_t kDenseMaxVectorsPerLane = 4;
 
 // Block mode and the outer family: loads each thread issues before it folds any of them (8 in
 // the outer kernel spilled and read (2^20, 64) over dim 0 at 76 % of the read ceiling, 4: 83 %).
@@ -40,8 +45,13 @@ inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
 // kOuterMinRowsPerThread reduced positions per thread.
 inline constexpr int kOuterMaxColumnThreads = 256;
 inline constexpr std::int64_t kOuterMinRowsPerThread = 32;
+// Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
+inline constexpr int kOuterLoadsInFlight = 8;
 // The last block of a column tile folds the splits' partials, splits / TY of them per thread in
-// series: fewer column threads (more TY) until that depth is at most this.
+// series: fewer column threads (more TY) until that depth is at most this, but never fewer than
+// kOuterMinColumnThreads: 4 column threads (64 bytes of a 256-byte row) read (2^20, 64) over
+// dim 0 at 75 % of the read ceiling, 8 at 87 %. A depth of 32 cost argmax 10-20 points.
+inline constexpr int kOuterMinColumnThreads = 8;
 inline constexpr std::int64_t kOuterMaxFoldDepth = 8;
 
 }  // namespace foldkit::cuda::tuning
