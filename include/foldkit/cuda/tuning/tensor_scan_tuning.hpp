@@ -1,0 +1,107 @@
+// Tuning of the CUDA tensor scans' tile kernel (src/cuda/tensor_scan_kernel.cuh): the one place
+// its constants live, and the geometry (tile shape and count) both the launch and
+// tensor_scan_workspace_bytes compute from them. Plain C++ (host code and the kernel use it).
+//
+// The kernel scans a matrix of R rows (the scanned axis) by C columns (the innermost kept
+// dimension; the outer kept dimensions repeat it) in tiles of rows_per_tile x cols_per_tile. A
+// block of kTensorScanThreads threads is TR x TC threads (TC along the columns, each thread one
+// vector of `vec` columns and K consecutive rows), so cols_per_tile = TC * vec and rows_per_tile =
+// TR * K. The tile passes through shared memory in both directions (16-byte chunks, swizzled), so
+// global memory is read and written in coalesced runs of TC * 16 bytes per row. Tiles along the
+// scanned axis are chained by a decoupled look-back per column tile (their states live in the
+// workspace); a matrix whose rows fit one tile needs no workspace.
+//
+// NOT YET MEASURED on the H100 (written on a machine without a GPU): every number below is a first
+// guess modelled on the core scan's measured policy (tuning/scan_tuning.hpp: 256 threads, 32 KiB
+// tiles, L2 prefetch ~2 MiB ahead). `foldkit-bench sweep` should set them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace foldkit::cuda::tuning {
+
+inline constexpr int kTensorScanThreads = 256;
+// 16-byte chunks of input per thread: 8 (32 KiB tiles) when the accumulator is as wide as the
+// element, 4 (16 KiB of input, 32 KiB of accumulators) when it is twice as wide (32-bit integer
+// sums and products, 16-bit floats accumulated in float).
+constexpr int tensor_scan_in_chunks(std::size_t elem_bytes, std::size_t accum_bytes) {
+  return accum_bytes > elem_bytes ? 4 : 8;
+}
+// __launch_bounds__ blocks per SM (register cap 65536 / (256 * blocks)); shared memory allows
+// about 5 blocks of the 1x tiles (38 KiB) and 3 of the 2x ones (~60 KiB).
+constexpr int tensor_scan_min_blocks(std::size_t elem_bytes, std::size_t accum_bytes) {
+  return accum_bytes > elem_bytes ? 3 : 4;
+}
+// At most this many thread columns (TC): wider tiles' per-column state would not fit the shared
+// memory budget above.
+inline constexpr int kTensorScanMaxTC = 128;
+// When the scanned axis needs several row tiles, TC is capped here so that a tile has at least
+// 2048 / 32 = 64 rows: the look-back state (two flagged words per column per tile) then costs at
+// most 1/8 (f32) of the data's traffic, and the chain along a column is short enough.
+inline constexpr int kTensorScanChainMaxTC = 32;
+// L2 prefetch of the input of the tile that will be drawn this many bytes of tiles ahead (the core
+// scan's measured distance), in calls of at least kTensorScanPrefetchMinWaves waves of tiles.
+inline constexpr std::int64_t kTensorScanPrefetchAheadBytes = std::int64_t{2} << 20;
+inline constexpr int kTensorScanPrefetchMinWaves = 4;
+
+// The tile shape for a matrix of `rows` x `cols`: elements of elem_bytes, accumulators of
+// accum_bytes. narrow_vec: the vector width when every line is `cols` (< 16 / elem_bytes, a power
+// of two) contiguous elements and the lines lie back to back in and out (a thread then owns whole
+// rows: vec = cols, TC = 1); 0 otherwise (vec = 16 / elem_bytes, the columns padded up to vectors).
+// axis_major: the scanned axis is the more contiguous dimension of the input (element-wise copies
+// are then coalesced along it: TC = 1).
+struct TensorScanGeometry {
+  int vec = 1;            // columns per thread
+  int tc_shift = 0;       // log2(TC)
+  int rows_per_thread = 1;
+  std::int64_t rows_per_tile = 1, cols_per_tile = 1;
+  std::int64_t row_tiles = 1, col_tiles = 1;
+};
+
+constexpr int tensor_scan_log2(std::int64_t v) {
+  int s = 0;
+  while ((std::int64_t{1} << s) < v) ++s;
+  return s;
+}
+
+constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::size_t accum_bytes, std::int64_t rows,
+                                                  std::int64_t cols, int narrow_vec, bool axis_major) {
+  TensorScanGeometry g{};
+  const int chunk_elems = 16 / static_cast<int>(elem_bytes);
+  const int in_chunks = tensor_scan_in_chunks(elem_bytes, accum_bytes);
+  g.vec = narrow_vec > 0 ? narrow_vec : chunk_elems;
+  g.rows_per_thread = in_chunks * chunk_elems / g.vec;
+  int tc_shift = 0;
+  if (narrow_vec == 0 && !axis_major) {
+    const std::int64_t vecs = (cols + g.vec - 1) / g.vec;
+    tc_shift = tensor_scan_log2(vecs);
+    const int max_shift = tensor_scan_log2(kTensorScanMaxTC);
+    if (tc_shift > max_shift) tc_shift = max_shift;
+    const auto tile_rows = [&](int s) { return static_cast<std::int64_t>(kTensorScanThreads >> s) * g.rows_per_thread; };
+    const int chain_shift = tensor_scan_log2(kTensorScanChainMaxTC);
+    if (rows > tile_rows(tc_shift) && tc_shift > chain_shift) tc_shift = chain_shift;
+  }
+  g.tc_shift = tc_shift;
+  g.rows_per_tile = static_cast<std::int64_t>(kTensorScanThreads >> tc_shift) * g.rows_per_thread;
+  g.cols_per_tile = (std::int64_t{1} << tc_shift) * g.vec;
+  g.row_tiles = rows > 0 ? (rows + g.rows_per_tile - 1) / g.rows_per_tile : 0;
+  g.col_tiles = cols > 0 ? (cols + g.cols_per_tile - 1) / g.cols_per_tile : 0;
+  return g;
+}
+
+// Workspace bytes the look-back needs for `outer` repetitions of that matrix: the core scan's
+// 256-byte header (ticket and epoch), then per tile two status words and two flagged words per
+// 32-bit word of every column's accumulator (its aggregate and its inclusive prefix). 0 when the
+// rows fit one tile.
+constexpr std::size_t kTensorScanHeaderBytes = 256;
+constexpr std::size_t tensor_scan_tile_words(const TensorScanGeometry& g, std::size_t accum_bytes) {
+  return 2 + 2 * static_cast<std::size_t>(g.cols_per_tile) * ((accum_bytes + 3) / 4);
+}
+constexpr std::size_t tensor_scan_state_bytes(const TensorScanGeometry& g, std::int64_t outer, std::size_t accum_bytes) {
+  if (g.row_tiles <= 1) return 0;
+  const auto tiles = static_cast<std::size_t>(outer * g.row_tiles * g.col_tiles);
+  return kTensorScanHeaderBytes + tiles * tensor_scan_tile_words(g, accum_bytes) * 8;
+}
+
+}  // namespace foldkit::cuda::tuning

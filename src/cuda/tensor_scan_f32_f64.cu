@@ -1,0 +1,8 @@
+// The tensor scans' tile kernel (tensor_scan_kernel.cuh) for float and double, every scan op: the
+// instantiations are split over a few files to keep each compile short.
+#include <cstdint>
+
+#include "cuda/tensor_scan_kernel.cuh"
+
+FOLDKIT_INSTANTIATE_TENSOR_SCAN(float)
+FOLDKIT_INSTANTIATE_TENSOR_SCAN(double)
