@@ -1,0 +1,65 @@
+// Tuning of the segmented reduction (src/cuda/segmented_reduce_kernel.cuh): every constant of its
+// launch shape in one place. Plain C++ (the host sizes the workspace from it).
+//
+// The kernel cuts the MERGE PATH of the call (the n elements and the num_segments segment ends,
+// in order: segment s's elements, then its end) into tiles of seg_tile_items() items; one block
+// takes one tile (begin/end pairs: a run of tiles, see below). A tile is staged in shared memory:
+// kSegThreads threads x seg_items() elements, 16-byte aligned, so a tile of elements is at most
+// seg_tile_items() = kSegThreads * seg_items() - (16 / element bytes) items (its first element
+// may sit up to one 16-byte vector into the buffer). The segment ends of the tile share the same
+// buffer (a tile's elements plus its ends are at most seg_tile_items()), as 32-bit offsets.
+//
+// First version, not yet measured on the H100: the sizes follow the scans' findings
+// (include/foldkit/cuda/tuning/scan_tuning.hpp): 32 KiB tiles, 6 blocks per SM, L2 prefetch of
+// the input ~2 MiB ahead of the tiles. To be swept (tile size, blocks per SM, prefetch distance,
+// kSegSmallFold) once the benchmark times it.
+#pragma once
+
+#include <cstddef>
+
+namespace foldkit::cuda::tuning {
+
+inline constexpr int kSegThreads = 256;
+
+// Elements per thread and tile: 32 KiB of 4-byte elements (8192), 32 KiB of 8-byte ones (4096),
+// 16 KiB of 2-byte ones (8192: their segment ends, 4 bytes each, need the 32 KiB buffer anyway).
+constexpr int seg_items(std::size_t element_bytes) { return element_bytes >= 8 ? 16 : 32; }
+// Positions of the shared buffer, and the merge-path items of one tile.
+constexpr int seg_slots(std::size_t element_bytes) { return kSegThreads * seg_items(element_bytes); }
+constexpr int seg_tile_items(std::size_t element_bytes) {
+  return seg_slots(element_bytes) - static_cast<int>(16 / element_bytes);
+}
+// Bytes of the shared buffer (elements and 32-bit ends; +128: the swizzled element chunks fill
+// whole 128-byte groups before the ends start).
+constexpr int seg_buffer_bytes(std::size_t element_bytes) {
+  return seg_slots(element_bytes) * static_cast<int>(element_bytes > 4 ? element_bytes : 4) + 128;
+}
+
+// Blocks per SM for __launch_bounds__ (caps registers at 65536 / (256 x blocks)): 6 x 33 KiB of
+// shared memory fit an SM's 228 KiB; 16-byte accumulators (argmin/argmax, {value, int64 index})
+// get 5 (48 registers).
+constexpr int seg_min_blocks(std::size_t accum_bytes) { return accum_bytes >= 16 ? 5 : 6; }
+
+// L2 prefetch (offsets form): the block of tile t asks the L2 for the elements of tile
+// t + seg_prefetch_tiles(); only in calls of at least kSegPrefetchMinWaves waves of resident
+// blocks (the scans' rule: ~2 MiB ahead).
+inline constexpr int kSegPrefetchAheadBytes = 2 << 20;
+inline constexpr int kSegPrefetchMinWaves = 4;
+constexpr int seg_prefetch_tiles(std::size_t element_bytes) {
+  return kSegPrefetchAheadBytes / (seg_slots(element_bytes) * static_cast<int>(element_bytes));
+}
+
+// Begin/end pairs: the merge path's length (sum of the lengths + num_segments) is known only on
+// the device, so the grid has a fixed number of blocks (as many as the offsets form would use for
+// n + num_segments items, at least kSegBeginEndMinBlocks) and each block takes a run of
+// consecutive tiles, as many as the device finds necessary.
+inline constexpr int kSegBeginEndMinBlocks = 1;
+
+inline constexpr int kSegPrepareThreads = 256;  // the validation / split kernel
+
+// A segment that spans tiles is finished by the tile where it ends, which folds the partials
+// the earlier tiles published: up to this many by the one thread that finished the segment (a
+// few round trips to L2, no barrier), more by the whole block after its tiles.
+inline constexpr int kSegSmallFold = 16;
+
+}  // namespace foldkit::cuda::tuning

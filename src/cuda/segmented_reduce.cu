@@ -1,0 +1,273 @@
+// foldkit::cuda::segmented_reduce / segmented_arg_reduce / validate_offsets
+// (foldkit/cuda/segmented_reduce.hpp): argument checks, the workspace, the validation kernels and
+// the launch of the main kernel (segmented_reduce_kernel.cuh, whose header comment describes the
+// algorithm; its instantiations live in segmented_reduce_{int,int64,float,half}.cu).
+//
+// One call, offsets form: prepare_offsets_kernel (validates every offset, setting the workspace
+// flag for a bad one, and finds the merge-path split of every tile boundary), then the main
+// kernel on one block per tile. Begin/end form: prepare_begin_end_kernel (validates the pairs and
+// writes their lengths), foldkit's inclusive scan of the lengths (the virtual offsets), then the
+// main kernel. Everything is stream-ordered; nothing synchronises but validate_offsets().
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "common/erased_dispatch.hpp"
+#include "common/segmented_prepare.hpp"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/dispatch/scan_runtime.hpp"
+#include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/scan.hpp"
+#include "foldkit/cuda/segmented_reduce.hpp"
+#include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
+#include "foldkit/error.hpp"
+#include "foldkit/tensor_reduce.hpp"
+#include "segmented_reduce_launch.cuh"
+#include "segmented_reduce_prepare.cuh"
+
+namespace foldkit::cuda {
+namespace seg {
+namespace {
+
+constexpr int kPrepThreads = tuning::kSegPrepareThreads;
+
+unsigned grid_for(std::int64_t threads) {
+  return static_cast<unsigned>((threads + kPrepThreads - 1) / kPrepThreads);
+}
+
+std::int64_t tiles_for(std::int64_t n, std::int64_t num_segments, DType dtype) {
+  const std::int64_t tile = tuning::seg_tile_items(dtype_size(dtype));
+  return (n + num_segments + tile - 1) / tile;
+}
+
+std::size_t offsets_workspace_bytes(std::int64_t n, std::int64_t num_segments, DType dtype) {
+  return layout(tiles_for(n, num_segments, dtype), num_segments, true, 0).bytes;
+}
+
+// The begin/end form's grid: as many blocks as the offsets form would use for n + S items.
+std::int64_t begin_end_tiles(std::int64_t n, std::int64_t num_segments, DType dtype) {
+  return std::max<std::int64_t>(tuning::kSegBeginEndMinBlocks, tiles_for(n, num_segments, dtype));
+}
+Layout begin_end_layout(std::int64_t n, std::int64_t num_segments, DType dtype) {
+  const std::size_t scan = num_segments > 0 ? scan_workspace_bytes(num_segments, DType::i64) : 0;
+  return layout(begin_end_tiles(n, num_segments, dtype), num_segments, false, align16(scan));
+}
+
+template <class F>
+void visit_typed(ReduceOp op, DType dtype, F&& f) {
+  visit_dtype(dtype, [&](auto tag) {
+    erased::visit_reduce_op(op, [&](auto op_tag) { f(op_tag, tag); });
+  });
+}
+
+// Every check of a call, before anything is enqueued. Returns the device facts.
+detail::DeviceFacts check_call(const foldkit::detail::SegmentedCall& c, std::int32_t* d_status) {
+  foldkit::detail::check_segmented_call(c);
+  const detail::DeviceFacts facts = detail::current_device_facts();
+  if (c.n > 0) detail::check_device_pointer(c.in, "input", facts.device);
+  if (c.by_offsets) {
+    detail::check_device_pointer(c.offsets, "offsets", facts.device);
+  } else if (c.num_segments > 0) {
+    detail::check_device_pointer(c.begin, "begin offsets", facts.device);
+    detail::check_device_pointer(c.end, "end offsets", facts.device);
+  }
+  if (c.num_segments > 0) {
+    detail::check_device_pointer(c.out, c.two_outputs ? "indices" : "out", facts.device);
+    if (c.values != nullptr) detail::check_device_pointer(c.values, "values", facts.device);
+  }
+  if (d_status != nullptr) detail::check_device_pointer(d_status, "status", facts.device);
+  return facts;
+}
+
+void check_workspace(const char* api, Workspace ws, std::size_t need, int device) {
+  if (ws.ptr == nullptr) throw Error(Errc::invalid_argument, std::string(api) + ": workspace is null");
+  if (reinterpret_cast<std::uintptr_t>(ws.ptr) % 16 != 0)
+    throw Error(Errc::invalid_argument, std::string(api) + ": workspace must be 16-byte aligned");
+  if (ws.bytes < need)
+    throw Error(Errc::invalid_argument, std::string(api) + ": workspace has " + std::to_string(ws.bytes) +
+                                            " bytes; " + std::to_string(need) +
+                                            " are needed (segmented_reduce_workspace_bytes())");
+  detail::check_device_pointer(ws.ptr, "workspace", device);
+}
+
+Params params_for(const foldkit::detail::SegmentedCall& c, Workspace ws, const Layout& l, std::int32_t* d_status) {
+  auto* base = static_cast<unsigned char*>(ws.ptr);
+  Params p{};
+  p.in = c.in;
+  p.n = c.n;
+  p.offsets = c.by_offsets ? c.offsets : reinterpret_cast<const std::int64_t*>(base + l.voff);
+  p.begin = c.begin;
+  p.num_segments = c.num_segments;
+  p.out = c.out;
+  p.values = c.values;
+  p.header = reinterpret_cast<unsigned*>(base);
+  p.slots = reinterpret_cast<unsigned long long*>(base + l.slots);
+  p.starts = reinterpret_cast<longlong2*>(base + l.starts);
+  p.stops = reinterpret_cast<longlong2*>(base + l.stops);
+  p.status = d_status;
+  p.prefetch_tiles = 0;
+  return p;
+}
+
+// The offsets form with a checked workspace (all checks done).
+void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, const detail::DeviceFacts& facts,
+                     cudaStream_t stream, std::int32_t* d_status) {
+  if (c.num_segments == 0) {
+    if (d_status != nullptr) {
+      offsets_status_kernel<<<1, 1, 0, stream>>>(c.offsets, c.n, d_status);
+      detail::check_cuda(cudaGetLastError(), "segmented_reduce status kernel launch");
+    }
+    return;
+  }
+  const std::size_t element = dtype_size(c.dtype);
+  const std::int64_t tiles = tiles_for(c.n, c.num_segments, c.dtype);
+  const Layout l = layout(tiles, c.num_segments, true, 0);
+  Params p = params_for(c, ws, l, d_status);
+  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::seg_min_blocks(4);
+  if (tiles >= tuning::kSegPrefetchMinWaves * wave) p.prefetch_tiles = tuning::seg_prefetch_tiles(element);
+  prepare_offsets_kernel<<<grid_for(std::max(c.num_segments, tiles) + 1), kPrepThreads, 0, stream>>>(
+      c.offsets, c.num_segments, c.n, tiles, tuning::seg_tile_items(element), p.header,
+      p.starts, p.stops);
+  detail::check_cuda(cudaGetLastError(), "segmented_reduce validation kernel launch");
+  visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
+    launch_main<decltype(op_tag)::value, decltype(tag), true>(p, static_cast<unsigned>(tiles), stream);
+  });
+  detail::check_cuda(cudaGetLastError(), "segmented_reduce kernel launch");
+}
+
+void enqueue_begin_end(const foldkit::detail::SegmentedCall& c, Workspace ws, cudaStream_t stream, std::int32_t* d_status) {
+  if (c.num_segments == 0) {
+    if (d_status != nullptr)
+      detail::check_cuda(cudaMemsetAsync(d_status, 0, sizeof(std::int32_t), stream), "cudaMemsetAsync (status)");
+    return;
+  }
+  const Layout l = begin_end_layout(c.n, c.num_segments, c.dtype);
+  const std::int64_t tiles = begin_end_tiles(c.n, c.num_segments, c.dtype);
+  Params p = params_for(c, ws, l, d_status);
+  auto* voff = reinterpret_cast<std::int64_t*>(static_cast<unsigned char*>(ws.ptr) + l.voff);
+  const auto scan_words = static_cast<std::int64_t>((l.bytes - l.scan) / sizeof(unsigned long long));
+  prepare_begin_end_kernel<<<grid_for(std::max(c.num_segments, scan_words)), kPrepThreads, 0, stream>>>(
+      c.begin, c.end, c.num_segments, c.n, p.header, voff, scan_words,
+      reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(ws.ptr) + l.scan));
+  detail::check_cuda(cudaGetLastError(), "segmented_reduce validation kernel launch");
+  // In place: voff[1 .. S] become the inclusive sums of the lengths.
+  inclusive_scan<ReduceOp::sum, std::int64_t>(
+      voff + 1, c.num_segments, voff + 1,
+      Workspace{static_cast<unsigned char*>(ws.ptr) + l.scan, l.bytes - l.scan}, stream);
+  visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
+    launch_main<decltype(op_tag)::value, decltype(tag), false>(p, static_cast<unsigned>(tiles), stream);
+  });
+  detail::check_cuda(cudaGetLastError(), "segmented_reduce kernel launch");
+  // The workspace is left zeroed (segmented_reduce_launch.cuh): voff is the kernel's input.
+  detail::check_cuda(cudaMemsetAsync(voff, 0, l.scan - l.voff, stream), "cudaMemsetAsync (segmented_reduce)");
+}
+
+// The convenient forms: this thread's cached workspace for the stream (the scans' cache: it
+// grows with the call; one workspace per stream serves the scans and these calls in turn).
+template <class Enqueue>
+void with_stream_workspace(cudaStream_t stream, std::size_t bytes, Enqueue&& enqueue) {
+  const Workspace ws = detail::scan_stream_workspace(stream, bytes);
+  enqueue(ws);
+  detail::scan_stream_workspace_launched(stream);
+}
+
+foldkit::detail::SegmentedCall offsets_call(const char* api, ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
+                                   const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out,
+                                   bool two_outputs, void* d_values) {
+  return foldkit::detail::SegmentedCall{api, op, dtype, d_in, n, true, d_offsets, nullptr, nullptr, num_segments, d_out,
+                               two_outputs, d_values};
+}
+
+}  // namespace
+}  // namespace seg
+
+std::size_t segmented_reduce_workspace_bytes(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype) {
+  erased::check_enums(op, dtype);
+  if (n < 0) throw Error(Errc::invalid_argument, "segmented_reduce_workspace_bytes: n is negative");
+  if (num_segments < 0) throw Error(Errc::invalid_argument, "segmented_reduce_workspace_bytes: num_segments is negative");
+  return seg::offsets_workspace_bytes(n, num_segments, dtype);
+}
+
+void segmented_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
+                      std::int64_t num_segments, void* d_out, Workspace ws, cudaStream_t stream,
+                      std::int32_t* d_status) {
+  const auto c = seg::offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false,
+                                   nullptr);
+  const detail::DeviceFacts facts = seg::check_call(c, d_status);
+  seg::check_workspace(c.api, ws, seg::offsets_workspace_bytes(n, num_segments, dtype), facts.device);
+  seg::enqueue_offsets(c, ws, facts, stream, d_status);
+}
+
+void segmented_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
+                      std::int64_t num_segments, void* d_out, cudaStream_t stream, std::int32_t* d_status) {
+  const auto c = seg::offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false,
+                                   nullptr);
+  const detail::DeviceFacts facts = seg::check_call(c, d_status);
+  if (num_segments == 0) return seg::enqueue_offsets(c, Workspace{}, facts, stream, d_status);
+  seg::with_stream_workspace(stream, seg::offsets_workspace_bytes(n, num_segments, dtype),
+                             [&](Workspace ws) { seg::enqueue_offsets(c, ws, facts, stream, d_status); });
+}
+
+void segmented_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_begin,
+                      const std::int64_t* d_end, std::int64_t num_segments, void* d_out, cudaStream_t stream,
+                      std::int32_t* d_status) {
+  const foldkit::detail::SegmentedCall c{"segmented_reduce", op, dtype, d_in, n, false, nullptr, d_begin, d_end,
+                                num_segments, d_out, false, nullptr};
+  seg::check_call(c, d_status);
+  if (num_segments == 0) return seg::enqueue_begin_end(c, Workspace{}, stream, d_status);
+  seg::with_stream_workspace(stream, seg::begin_end_layout(n, num_segments, dtype).bytes,
+                             [&](Workspace ws) { seg::enqueue_begin_end(c, ws, stream, d_status); });
+}
+
+void segmented_arg_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
+                          std::int64_t num_segments, std::int64_t* d_indices, void* d_values, cudaStream_t stream,
+                          std::int32_t* d_status) {
+  const auto c = seg::offsets_call("segmented_arg_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_indices,
+                                   true, d_values);
+  const detail::DeviceFacts facts = seg::check_call(c, d_status);
+  if (num_segments == 0) return seg::enqueue_offsets(c, Workspace{}, facts, stream, d_status);
+  seg::with_stream_workspace(stream, seg::offsets_workspace_bytes(n, num_segments, dtype),
+                             [&](Workspace ws) { seg::enqueue_offsets(c, ws, facts, stream, d_status); });
+}
+
+void validate_offsets(const std::int64_t* d_offsets, std::int64_t num_segments, std::int64_t n, cudaStream_t stream) {
+  const char* api = "validate_offsets";
+  if (n < 0) throw Error(Errc::invalid_argument, std::string(api) + ": n = " + std::to_string(n) + " is negative");
+  if (num_segments < 0)
+    throw Error(Errc::invalid_argument,
+                std::string(api) + ": num_segments = " + std::to_string(num_segments) + " is negative");
+  if (d_offsets == nullptr) throw Error(Errc::invalid_argument, std::string(api) + ": offsets is null");
+  const detail::DeviceFacts facts = detail::current_device_facts();
+  detail::check_device_pointer(d_offsets, "offsets", facts.device);
+
+  unsigned long long* d_first = nullptr;
+  detail::check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&d_first), sizeof(unsigned long long), stream),
+                     "cudaMallocAsync (validate_offsets)");
+  unsigned long long first = ~0ull;
+  std::int64_t pair[2] = {0, 0};
+  cudaError_t status = cudaMemsetAsync(d_first, 0xff, sizeof(unsigned long long), stream);
+  if (status == cudaSuccess) {
+    seg::first_bad_offset_kernel<<<seg::grid_for(num_segments + 1), seg::kPrepThreads, 0, stream>>>(
+        d_offsets, num_segments, n, d_first);
+    status = cudaGetLastError();
+  }
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(&first, d_first, sizeof first, cudaMemcpyDeviceToHost, stream);
+  const cudaError_t freed = cudaFreeAsync(d_first, stream);
+  if (status == cudaSuccess) status = freed;
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  detail::check_cuda(status, "validate_offsets");
+  if (first == ~0ull) return;
+  const auto i = static_cast<std::int64_t>(first);
+  const std::int64_t count = i < num_segments ? 2 : 1;
+  detail::check_cuda(cudaMemcpyAsync(pair, d_offsets + i, static_cast<std::size_t>(count) * sizeof(std::int64_t),
+                                     cudaMemcpyDeviceToHost, stream),
+                     "validate_offsets (copy)");
+  detail::check_cuda(cudaStreamSynchronize(stream), "validate_offsets (synchronize)");
+  throw Error(Errc::invalid_argument,
+              std::string(api) + ": " + foldkit::detail::bad_offset_message(i, pair[0], pair[1], num_segments, n));
+}
+
+}  // namespace foldkit::cuda

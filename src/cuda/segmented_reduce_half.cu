@@ -1,0 +1,10 @@
+// Instantiations of the segmented reduction kernel (segmented_reduce_kernel.cuh): every op, both
+// forms, for half and bfloat16 (the 8 dtypes are split over 4 files to compile in parallel).
+#include <cstdint>
+
+#include "segmented_reduce_kernel.cuh"
+
+namespace foldkit::cuda::seg {
+FOLDKIT_SEG_INSTANTIATE(half)
+FOLDKIT_SEG_INSTANTIATE(bfloat16)
+}  // namespace foldkit::cuda::seg

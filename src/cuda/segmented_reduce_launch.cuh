@@ -1,0 +1,72 @@
+// What the host side of the segmented reduction (segmented_reduce.cu) and its kernel
+// (segmented_reduce_kernel.cuh, instantiated in segmented_reduce_{int,int64,float,half}.cu) share:
+// the kernel's parameters, the workspace's layout, and the launcher of the main kernel.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "foldkit/ops.hpp"
+
+namespace foldkit::cuda::seg {
+
+// Workspace layout (16-byte aligned pieces):
+//   [0, 256)  header: flag (u32: 1 = the validation kernel found bad offsets), ticket (u32)
+//   slots     one kSlotBytes slot per tile (block): the partial of the segment open at the tile's
+//             end, as flagged 8-byte words (each 4-byte word of the value | 1 << 32)
+//   starts    offsets form: per tile, the merge-path split {i, j} of its first diagonal
+//   stops     offsets form: per tile, the split of its end (tile k + 1's start, stored twice so
+//             that each copy has one reader, which zeroes it)
+//   voff      begin/end form: num_segments + 1 virtual offsets
+//   scan      begin/end form: the workspace of the inclusive scan that builds voff
+// Every call leaves all of it zero, as the reductions' and scans' workspaces (the convenient
+// forms share the scans' cached one): the last block to take a ticket clears the header; the tile
+// where a spanning segment ends clears the slots it folded; each block zeroes its two splits
+// (also when the offsets were bad); the scan leaves its workspace zeroed; voff is cleared by a
+// memset after the kernel. (The begin/end validation kernel zeroes the scan's workspace first,
+// which the scan needs zeroed.)
+inline constexpr std::size_t kHeaderBytes = 256;
+inline constexpr std::size_t kSlotWords = 4;  // the largest accumulator, ArgResult<8-byte type>: 16 bytes
+inline constexpr std::size_t kSlotBytes = kSlotWords * 8;
+
+inline constexpr std::size_t align16(std::size_t b) { return (b + 15) & ~std::size_t{15}; }
+
+struct Layout {
+  std::size_t slots, starts, stops, voff, scan, bytes;
+};
+// tiles: the grid; scan_bytes: the begin/end form's scan workspace (0 for the offsets form).
+inline Layout layout(std::int64_t tiles, std::int64_t num_segments, bool by_offsets, std::size_t scan_bytes) {
+  Layout l{};
+  const auto t = static_cast<std::size_t>(tiles);
+  l.slots = kHeaderBytes;
+  l.starts = l.slots + t * kSlotBytes;
+  l.stops = l.starts + (by_offsets ? t * 2 * sizeof(std::int64_t) : 0);
+  l.voff = l.stops + (by_offsets ? t * 2 * sizeof(std::int64_t) : 0);
+  l.scan = l.voff + (by_offsets ? 0 : align16(static_cast<std::size_t>(num_segments + 1) * sizeof(std::int64_t)));
+  l.bytes = l.scan + scan_bytes;
+  return l;
+}
+
+struct Params {
+  const void* in;
+  std::int64_t n;
+  const std::int64_t* offsets;  // offsets form: the caller's (S + 1); begin/end form: voff (S + 1)
+  const std::int64_t* begin;    // begin/end form: the caller's begin offsets
+  std::int64_t num_segments;
+  void* out;     // results (argmin/argmax: int64 indices)
+  void* values;  // argmin/argmax values or null
+  unsigned* header;
+  unsigned long long* slots;
+  longlong2* starts;     // offsets form
+  longlong2* stops;      // offsets form
+  std::int32_t* status;  // or null
+  int prefetch_tiles;    // offsets form: L2 prefetch distance in tiles, 0 = none
+};
+
+// The main kernel on `grid` blocks (segmented_reduce_kernel.cuh).
+template <ReduceOp Op, class T, bool kByOffsets>
+void launch_main(const Params& p, unsigned grid, cudaStream_t stream);
+
+}  // namespace foldkit::cuda::seg
