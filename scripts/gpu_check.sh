@@ -2,8 +2,11 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|copyprobe]...
-# (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces and copyprobe only when named)
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|copyprobe|axes]...
+# (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
+# (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
+#  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
+#  foldkit-bench axes --backend cpu into axes-cpu.csv; one log, axes.txt. AXES_ARGS (e.g. --quick), TORCH_AXES_ARGS.)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" and "floor N" too.)
 # (scan-trace: foldkit-scan-trace, the scan kernel's timeline, for each of SCAN_TRACE_CASES "f32|i32 N".)
@@ -28,7 +31,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|copyprobe|ab) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|copyprobe|ab|axes) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -59,7 +62,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has copyprobe || has ab; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has copyprobe || has ab || has axes; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
@@ -180,6 +183,26 @@ bad = [l.rstrip() for l in open(sys.argv[1]) if any(a != b for a, b in re.findal
 print("WARNING: split load batches:" if bad else "every loop issues all its loads first", *bad[:20], sep="\n")
 PY
   fi
+fi
+
+if has axes; then
+  # Three parts, one log (the device tool returns at most 8 files): the GPU suite, torch on the
+  # same cases beside it (foldkit/torch per case, the issue's bar), the CPU section on this host.
+  stamp "axes (foldkit-bench axes: tensors along axes and segmented sums vs the ceilings and CUB)"
+  timeout 300 "$BUILD/tools/bench/foldkit-bench" axes ${AXES_ARGS:-} --csv "$OUT/axes-gpu.csv" > "$OUT/axes.txt" 2>&1 || status=1
+  grep -E "bars met|below the bar|result checks|FAILED|fatal" "$OUT/axes.txt" | tail -60
+  if [ -s "$OUT/axes-gpu.csv" ]; then
+    stamp "axes: PyTorch on the same cases (scripts/torch_axes.py)"
+    echo "== scripts/torch_axes.py" >> "$OUT/axes.txt"
+    timeout 400 python3 scripts/torch_axes.py ${TORCH_AXES_ARGS:-} --csv "$OUT/axes-torch.csv" \
+      --foldkit "$OUT/axes-gpu.csv" >> "$OUT/axes.txt" 2>&1 || status=1
+    sed -n '/== foldkit vs torch/,$p' "$OUT/axes.txt" | grep -E "NO$|at least as fast|no foldkit row" | tail -40
+  fi
+  stamp "axes --backend cpu (foldkit::cpu::reduce along the axes on this host)"
+  echo "== foldkit-bench axes --backend cpu" >> "$OUT/axes.txt"
+  timeout 300 "$BUILD/tools/bench/foldkit-bench" axes --backend cpu ${AXES_ARGS:-} --csv "$OUT/axes-cpu.csv" \
+    >> "$OUT/axes.txt" 2>&1 || status=1
+  grep -E "bars met|result checks" "$OUT/axes.txt" | tail -2
 fi
 
 if has ladder; then

@@ -3,7 +3,9 @@
 computed from the CSVs of the latest full run.
 
 bench/results/LATEST lists those CSVs, one per line as `KIND PATH` (KIND: reduce, scan, cpu,
-cpu-busy or ladder; PATH relative to the repository root; `#` starts a comment). This script
+cpu-busy, ladder, axes (`foldkit-bench axes --csv`, GPU or CPU) or axes-torch
+(`scripts/torch_axes.py --csv`, joined to the GPU axes table); PATH relative to the repository
+root; `#` starts a comment). This script
 reads them and rewrites what lies between
 
     <!-- current-results:begin -->  and  <!-- current-results:end -->    in docs/perf.md
@@ -33,7 +35,7 @@ PERF_BEGIN = "<!-- current-results:begin -->"
 PERF_END = "<!-- current-results:end -->"
 LADDER_BEGIN = "<!-- ladder-tables:begin -->"
 LADDER_END = "<!-- ladder-tables:end -->"
-KINDS = ("reduce", "scan", "cpu", "cpu-busy", "ladder")
+KINDS = ("reduce", "scan", "cpu", "cpu-busy", "ladder", "axes", "axes-torch")
 # Columns the bench appends since its method change after 2026-11-26; older CSVs lack them.
 META_COLUMNS = ("commit", "warmup", "reps_median", "reps_batch", "gate", "order", "memory")
 BEATEN_MARGIN = 0.99  # foldkit below 99 % of the ceiling's time: the ceiling is "beaten"
@@ -511,6 +513,143 @@ def cpu_section(rows, csv_path, warnings, title, busy=False) -> list[str]:
     return out
 
 
+# ---- tensors along axes (foldkit-bench axes, scripts/torch_axes.py)
+
+def bar_met(bar: str, pct_med: float | None, r_ceil: float | None) -> bool | None:
+    """Whether a case meets its bar: ">=90%" on the GB/s ratio, "<=1.3x" on the time ratio."""
+    m = re.fullmatch(r">=([\d.]+)%", bar or "")
+    if m:
+        return None if pct_med is None else pct_med >= float(m.group(1))
+    m = re.fullmatch(r"<=([\d.]+)x", bar or "")
+    if m:
+        return None if r_ceil is None else r_ceil <= float(m.group(1))
+    return None
+
+
+def torch_index(data) -> tuple[dict, list[str]]:
+    """The rows of every axes-torch CSV by (op, dtype, shape, axes), and their source lines."""
+    index, sources = {}, []
+    for kind, rel, rows in data:
+        if kind != "axes-torch":
+            continue
+        timed = [r for r in rows if num(r.get("median_us")) is not None]
+        for r in timed:
+            index[(r["op"], r["dtype"], r["shape"], r["axes"])] = r
+        versions = ", ".join(f"torch {v}" for v in distinct(rows, "torch")) or "torch"
+        sources.append(f"PyTorch: {versions} on {', '.join(distinct(rows, 'gpu')) or '?'}; "
+                       f"{fmt_date([r.get('date', '') for r in rows])}; `{rel}` ({len(timed)} cases "
+                       f"timed, {len(rows) - len(timed)} skipped).")
+    return index, sources
+
+
+def axes_section(rows, csv_path, warnings, torch: dict, torch_sources: list[str]) -> list[str]:
+    fk = [r for r in rows if r.get("impl") == "foldkit"]
+    if not fk:
+        raise ReportError(f"{csv_path}: no foldkit rows")
+    mode = (fk[0].get("mode") or "gpu").strip()
+    gpu = mode == "gpu"
+    by_case: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        by_case.setdefault((r.get("case", ""), r.get("impl", "")), r)
+    out = ["### Tensors along axes" + ("" if gpu else ", CPU backend"), "",
+           source_line(mode.upper(), fk, csv_path, "gpu_or_cpu_name"), fmt_method(rows)]
+    if gpu:
+        out += torch_sources
+    out += ["",
+            "Per case (`foldkit-bench axes`, issue #22): foldkit's per-call median beside the ceiling "
+            "of the same run: the read ceiling over the input for reductions and segmented sums, the "
+            "copy ceiling over the same bytes for scans" +
+            (", and `cub::DeviceSegmentedReduce` (one segment per row) where it applies" if gpu else
+             " (all cores)") + ". Bytes are read + written per call (segmented sums: the input "
+            "only); % of ceiling is the GB/s ratio, /ceiling the time ratio. The bar is the issue's: "
+            "a % of the ceiling, or a time ratio for the small reported shapes" +
+            ("; /torch is foldkit's time over PyTorch's (`scripts/torch_axes.py`, same shapes, same "
+             "method), and the issue asks for <= 1 on every shape." if gpu else ".") +
+            " Plan: the family the planner picks (`detail::plan_family`).", ""]
+    sections: list[str] = []
+    for r in fk:
+        if r.get("section", "") not in sections:
+            sections.append(r.get("section", ""))
+    met_cases, bar_cases, missed = 0, 0, []
+    torch_cases, torch_ok, torch_slow = 0, 0, []
+    cub_cases, cub_ok = 0, 0
+    ok_checks, failed = 0, []
+    for sec in sections:
+        body = []
+        for f in (r for r in fk if r.get("section", "") == sec):
+            name = f.get("case", "")
+            ceil = by_case.get((name, "ceiling"))
+            cub = by_case.get((name, "cub"))
+            med = num(f.get("median_us"))
+            ceil_med = num(ceil.get("median_us")) if ceil else None
+            nbytes, cbytes = num(f.get("bytes")), num(f.get("ceiling_bytes"))
+            pct_med = (100.0 * (nbytes / med) / (cbytes / ceil_med)
+                       if None not in (med, ceil_med, nbytes, cbytes) and med and ceil_med and cbytes
+                       else None)
+            r_ceil = ratio(med, ceil_med)
+            crosscheck(name, pct_med, f.get("pct_of_ceiling_median"), "% of ceiling", warnings)
+            crosscheck(name, r_ceil, f.get("ratio_to_ceiling_median"), "foldkit/ceiling", warnings)
+            bar = (f.get("bar") or "").strip()
+            met = bar_met(bar, pct_med, r_ceil)
+            written = (f.get("bar_met") or "").strip()
+            if met is not None and written in ("yes", "no") and (written == "yes") != met:
+                warnings.append(f"{name}: bar {bar} computed {'met' if met else 'missed'}, the CSV "
+                                f"says {written}")
+            if met is not None:
+                bar_cases += 1
+                met_cases += met
+                if not met:
+                    missed.append(f"{name} ({fmt_pct(pct_med)} %)" if bar.startswith(">=") else
+                                  f"{name} ({fmt_ratio(r_ceil)}x)")
+            cub_med = num(cub.get("median_us")) if cub else None
+            r_cub = ratio(med, cub_med)
+            if r_cub is not None:
+                cub_cases += 1
+                cub_ok += r_cub <= 1.0
+            t = torch.get((f.get("op"), f.get("dtype"), f.get("shape"), f.get("axes"))) if gpu else None
+            t_med = num(t.get("median_us")) if t else None
+            r_torch = ratio(med, t_med)
+            if r_torch is not None:
+                torch_cases += 1
+                torch_ok += r_torch <= 1.0
+                if r_torch > 1.0:
+                    torch_slow.append(f"{name} {r_torch:.2f}")
+            check = (f.get("check") or "").strip()
+            if check == "ok":
+                ok_checks += 1
+            elif check.startswith(("MISMATCH", "ERROR")):
+                failed.append(name)
+            cells = [name, fmt_us(med), fmt_pct(pct_med), fmt_ratio(r_ceil)]
+            if gpu:
+                cells += [fmt_us(cub_med), fmt_ratio(r_cub), fmt_us(t_med), fmt_ratio(r_torch)]
+            cells += [bar.replace("<=", "≤ ").replace(">=", "≥ ") or "-",
+                      "-" if met is None else ("yes" if met else "**no**"),
+                      f.get("plan") or "-"]
+            body.append(cells)
+        header = ["case", "foldkit µs", "% of ceiling", "/ceiling"]
+        if gpu:
+            header += ["CUB µs", "/CUB", "torch µs", "/torch"]
+        header += ["bar", "met", "plan"]
+        align = ["l"] + ["r"] * (len(header) - 4) + ["l", "l", "l"]
+        out += [f"#### {sec}", ""] + table(header, body, align) + [""]
+    limit = 8
+    out.append(f"- Bars met: **{met_cases} of {bar_cases}** cases" +
+               (f"; below: {', '.join(missed[:limit])}" +
+                (f", and {len(missed) - limit} more" if len(missed) > limit else "") if missed else "") + ".")
+    if gpu:
+        out.append(f"- At least as fast as PyTorch per call: **{torch_ok} of {torch_cases}** cases" +
+                   (f"; slower: {', '.join(torch_slow[:limit])}" +
+                    (f", and {len(torch_slow) - limit} more" if len(torch_slow) > limit else "")
+                    if torch_slow else "") +
+                   ("" if torch_sources else " (no axes-torch CSV listed)") + ".")
+        out.append(f"- At or below `cub::DeviceSegmentedReduce`'s time: {cub_ok} of {cub_cases} cases.")
+    unchecked = len(fk) - ok_checks - len(failed)
+    out.append(f"- Result checks: {ok_checks} ok" +
+               (f", {unchecked} not checked" if unchecked else "") + ", " +
+               (f"**{len(failed)} failed**: {', '.join(failed)}" if failed else "0 failed") + ".")
+    return out
+
+
 # ---- ladder
 
 def ladder_groups(rows: list[dict]) -> list[tuple[str, str, str, list[dict]]]:
@@ -607,7 +746,12 @@ def perf_section(data, warnings, latest_rel: str) -> str:
            f"From the CSVs listed in `{latest_rel}`. Ratios are time / time (< 1: foldkit "
            "faster); % of ceiling is the ceiling's time over foldkit's."]
     titles = {"cpu": "CPU backend", "cpu-busy": "CPU backend under load"}
+    torch, torch_sources = torch_index(data)
+    if torch_sources and not any(kind == "axes" for kind, _, _ in data):
+        raise ReportError("an axes-torch CSV is listed without the axes CSV it compares with")
     for kind, rel, rows in data:
+        if kind == "axes-torch":
+            continue  # joined to the GPU axes section
         out.append("")
         if kind == "reduce":
             out += reduce_section(rows, rel, warnings)
@@ -615,6 +759,8 @@ def perf_section(data, warnings, latest_rel: str) -> str:
             out += scan_section(rows, rel, warnings)
         elif kind in ("cpu", "cpu-busy"):
             out += cpu_section(rows, rel, warnings, titles[kind], busy=kind == "cpu-busy")
+        elif kind == "axes":
+            out += axes_section(rows, rel, warnings, torch, torch_sources)
         elif kind == "ladder":
             out += ["### The seeds' ladder (DRAM size)", ""]
             out += ladder_tables(rows, rel, full=False, heading="####")

@@ -149,6 +149,74 @@ def make_tree(root: Path, with_busy=True):
         "# ladder\n\n<!-- ladder-tables:begin -->\n<!-- ladder-tables:end -->\n\nprose\n")
 
 
+AXES = ["gpu_or_cpu_name", "date", "mode", "section", "case", "impl", "op", "shape", "axes",
+        "dtype", "bytes", "read_bytes", "written_bytes", "median_us", "batch_mean_us",
+        "gbps_median", "gbps_batch", "ceiling_bytes", "ceiling_median_us", "ceiling_batch_us",
+        "pct_of_ceiling_median", "pct_of_ceiling_batch", "ratio_to_ceiling_median",
+        "cub_median_us", "ratio_to_cub_median", "bar", "bar_met", "plan", "config", "check"]
+TORCH = ["gpu", "date", "torch", "cuda", "case", "section", "op", "shape", "axes", "dtype",
+         "bytes", "median_us", "batch_mean_us", "gbps_median", "reps", "gate", "note", "memory"]
+
+
+def axes_rows(mode, section, op, dtype, shape, axes, read, written, fk_med, ceil_med, bar,
+              check="ok", plan="", cub_med=None, ceil_bytes=None):
+    """foldkit, (cub,) ceiling rows of one foldkit-bench axes case, as the bench writes them."""
+    name = f"{op} {dtype} {shape} axes={axes}"
+    ceil_bytes = ceil_bytes or read
+    base = {k: "" for k in AXES}
+    base.update(gpu_or_cpu_name=GPU if mode == "gpu" else "Test CPU", date=DATE, mode=mode,
+                section=section, case=name, op=op, shape=shape, axes=axes, dtype=dtype,
+                ceiling_bytes=str(ceil_bytes), **NEW_META)
+    pct = 100.0 * ((read + written) / fk_med) / (ceil_bytes / ceil_med)
+    fk = dict(base, impl="foldkit", bytes=str(read + written), read_bytes=str(read),
+              written_bytes=str(written), median_us=f"{fk_med:.3f}", ceiling_median_us=f"{ceil_med:.3f}",
+              pct_of_ceiling_median=f"{pct:.2f}", ratio_to_ceiling_median=f"{fk_med / ceil_med:.4f}",
+              bar=bar, plan=plan, check=check)
+    rows = [fk]
+    if cub_med is not None:
+        fk["cub_median_us"] = f"{cub_med:.3f}"
+        rows.append(dict(base, impl="cub", median_us=f"{cub_med:.3f}", check="ok"))
+    rows.append(dict(base, impl="ceiling", op="read", median_us=f"{ceil_med:.3f}"))
+    return rows
+
+
+def make_axes_tree(root: Path, with_torch=True):
+    """make_tree plus a GPU and a CPU `foldkit-bench axes` CSV and a torch_axes.py CSV."""
+    make_tree(root)
+    res = root / "bench" / "results"
+    mat, rep = "Matrices", "Reported shapes"
+    gpu = (axes_rows("gpu", mat, "sum", "f32", "16777216x4", "1", 1 << 28, 1 << 26, 100.0, 90.0,
+                     ">=90%", plan="short-rows", cub_med=20000.0)
+           + axes_rows("gpu", mat, "argmax", "f32", "16x4194304", "0", 1 << 28, (1 << 22) * 8, 200.0,
+                       90.0, ">=85%", plan="outer",
+                       check="MISMATCH 1 of 8 sampled outputs: output 3 is 7, expected 2")
+           + axes_rows("gpu", rep, "sum", "f32", "1000000x2", "-1", 8000000, 4000000, 6.0, 5.0,
+                       "<=1.3x", plan="short-rows"))
+    for r in gpu:  # what the bench writes in bar_met
+        if r["impl"] == "foldkit":
+            r["bar_met"] = "no" if r["op"] == "argmax" else "yes"
+    write_csv(res / "axes.csv", AXES + META, gpu)
+    cpu = axes_rows("cpu", "cpu", "sum", "f32", "16777216x4", "0", 1 << 28, 16, 12000.0, 10000.0,
+                    ">=80%", plan="outer")
+    write_csv(res / "axes-cpu.csv", AXES + META, cpu)
+
+    def trow(op, shape, axes, med, note=""):
+        r = {k: "" for k in TORCH}
+        r.update(gpu=GPU, date=DATE, torch="2.11.0", cuda="13.0", case=f"{op} f32 {shape} axes={axes}",
+                 op=op, shape=shape, axes=axes, dtype="f32", median_us="" if med is None else f"{med:.3f}",
+                 note=note)
+        return r
+    write_csv(res / "axes-torch.csv", TORCH,
+              [trow("sum", "16777216x4", "1", 400.0), trow("argmax", "16x4194304", "0", 150.0),
+               trow("sum", "1000000x2", "-1", 22.7),
+               trow("segmented_sum", "2^22segs_U0-128", "-", None, note="SKIPPED: RuntimeError")])
+    latest = res / "LATEST"
+    extra = "axes bench/results/axes.csv\naxes bench/results/axes-cpu.csv\n"
+    if with_torch:
+        extra += "axes-torch bench/results/axes-torch.csv\n"
+    latest.write_text(latest.read_text() + extra)
+
+
 def run(root, *args):
     p = subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), *args],
                        capture_output=True, text=True)
@@ -304,6 +372,78 @@ class PerfReportTest(unittest.TestCase):
         rc, _, err = run(make_tree_root)
         self.assertEqual(rc, 2)
         self.assertIn("markers", err)
+
+
+class AxesReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        make_axes_tree(self.root)
+        rc, _, self.err = run(self.root)
+        self.assertEqual(rc, 0, self.err)
+        self.perf = (self.root / "docs" / "perf.md").read_text()
+        self.gpu = section(self.perf, "### Tensors along axes\n")
+        self.cpu = section(self.perf, "### Tensors along axes, CPU backend")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_gpu_numbers(self):
+        # 2^28 read + 2^26 written in 100 us against a 2^28 read in 90 us: 112.5 % (GB/s ratio).
+        self.assertEqual(table_row(self.gpu, "sum f32 16777216x4 axes=1")[1:],
+                         ["100.0", "112.5", "1.11", "20000.0", "0.005", "400.0", "0.25", "≥ 90%",
+                          "yes", "short-rows"])
+        cells = table_row(self.gpu, "argmax f32 16x4194304 axes=0")
+        self.assertEqual(cells[2], "50.6")
+        self.assertEqual(cells[5:], ["-", "150.0", "1.33", "≥ 85%", "**no**", "outer"])
+        # The reported shapes' bar is the time ratio: 6.0 / 5.0 = 1.2 <= 1.3.
+        cells = table_row(self.gpu, "sum f32 1000000x2 axes=-1")
+        self.assertEqual(cells[3], "1.20")
+        self.assertEqual(cells[-3:], ["≤ 1.3x", "yes", "short-rows"])
+        self.assertIn("#### Matrices", self.gpu)
+        self.assertIn("#### Reported shapes", self.gpu)
+
+    def test_gpu_summary(self):
+        self.assertIn("- Bars met: **2 of 3** cases; below: argmax f32 16x4194304 axes=0 (50.6 %).",
+                      self.gpu)
+        self.assertIn("- At least as fast as PyTorch per call: **2 of 3** cases; slower: argmax f32 "
+                      "16x4194304 axes=0 1.33.", self.gpu)
+        self.assertIn("DeviceSegmentedReduce`'s time: 1 of 1 cases", self.gpu)
+        self.assertIn("- Result checks: 2 ok, **1 failed**: argmax f32 16x4194304 axes=0.", self.gpu)
+        self.assertIn("PyTorch: torch 2.11.0 on Test GPU 80GB; 2026-11-27 10:00 UTC; "
+                      "`bench/results/axes-torch.csv` (3 cases timed, 1 skipped).", self.gpu)
+        self.assertNotIn("warning", self.err)  # the CSV's own percentages and bar_met agree
+
+    def test_cpu_section(self):
+        cells = table_row(self.cpu, "sum f32 16777216x4 axes=0")
+        self.assertEqual(cells[1:], ["12000.0", "83.3", "1.20", "≥ 80%", "yes", "outer"])
+        self.assertNotIn("torch", self.cpu)
+        self.assertIn("CPU: Test CPU", self.cpu)
+
+    def test_check_and_torch_without_axes(self):
+        self.assertEqual(run(self.root, "--check")[0], 0)
+        latest = self.root / "bench" / "results" / "LATEST"
+        latest.write_text("\n".join(l for l in latest.read_text().splitlines()
+                                    if not l.startswith("axes ")) + "\n")
+        rc, _, err = run(self.root, "--check")
+        self.assertEqual(rc, 2)
+        self.assertIn("axes-torch CSV is listed without the axes CSV", err)
+
+    def test_without_torch(self):
+        root = Path(tempfile.mkdtemp(dir=self.tmp.name))
+        make_axes_tree(root, with_torch=False)
+        rc, out, err = run(root, "--stdout")
+        self.assertEqual(rc, 0, err)
+        gpu = section(out, "### Tensors along axes\n")
+        self.assertEqual(table_row(gpu, "sum f32 16777216x4 axes=1")[6:8], ["-", "-"])
+        self.assertIn("**0 of 0** cases (no axes-torch CSV listed)", gpu)
+
+    def test_bar_met_disagreement_warns(self):
+        p = self.root / "bench" / "results" / "axes.csv"
+        p.write_text(p.read_text().replace(",>=85%,no,", ",>=85%,yes,"))
+        rc, _, err = run(self.root)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("bar >=85% computed missed, the CSV says yes", err)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@
 #ifndef FOLDKIT_BENCH_CUDA
 #define FOLDKIT_BENCH_CUDA 0
 #endif
+#ifndef FOLDKIT_BENCH_AXES_GPU
+#define FOLDKIT_BENCH_AXES_GPU 0
+#endif
 
 namespace {
 
@@ -20,6 +23,7 @@ const char* kUsage =
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...] [--tiers A-B]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
     "       foldkit-bench scan [--sweep] [--quick] [--csv FILE]\n"
+    "       foldkit-bench axes [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
     "\n"
     "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
     "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
@@ -46,6 +50,11 @@ const char* kUsage =
     "                   i32 (-> i64) at n = 2^10..2^28, f64 and f16 inclusive at 2^26; GB/s count bytes read +\n"
     "                   written, the ceiling copies the same bytes; every case checked against CUB. GPU only\n"
     "  scan --sweep     also time alternative policies of the whole-array scan (f32, i32; 2^24..2^28)\n"
+    "  axes             tensors along axes (issue #22): sum/max/argmax and cumsum over dim 1 and dim 0 of nine\n"
+    "                   2^26-element f32 matrices, bf16 sums over dim 1, 3-D sums, the shapes users reported,\n"
+    "                   segmented sums; beside the read (or copy) ceiling and CUB DeviceSegmentedReduce, every\n"
+    "                   result checked, each case's bar met or not. --backend cpu (or no GPU): foldkit::cpu sums\n"
+    "                   over dim 1 and dim 0 of the matrices vs an all-core read ceiling\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
@@ -77,6 +86,8 @@ int main(int argc, char** argv) {
       opt.ladder = true;
     } else if (a == "scan" && i == 1) {
       opt.scan = true;
+    } else if (a == "axes" && i == 1) {
+      opt.axes = true;
     } else if (a == "--sweep" && opt.ladder) {
       opt.ladder_sweep = true;
     } else if (a == "--sweep" && opt.scan) {
@@ -145,6 +156,20 @@ int main(int argc, char** argv) {
       }
       return run_scan_table(opt) ? 1 : 0;
     }
+    if (opt.axes) {
+      const bool gpu = opt.backend != Backend::cpu && gpu_present();
+      if (opt.backend == Backend::cuda && !gpu) {
+        std::fprintf(stderr, "foldkit-bench: axes --backend cuda, but no usable GPU was found\n");
+        return 1;
+      }
+      if (!gpu) return run_axes_cpu(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
+#if FOLDKIT_BENCH_AXES_GPU
+      return run_axes_gpu(opt) ? 1 : 0;
+#else
+      std::fprintf(stderr, "foldkit-bench: this build has no GPU axes suite (configured with -DFOLDKIT_BENCH_AXES=OFF)\n");
+      return 1;
+#endif
+    }
     if (opt.sweep) {
       if (opt.backend == Backend::cpu) return usage_error("sweep tunes the CUDA kernel; it has no CPU form", nullptr);
       if (!gpu_present()) {
@@ -161,6 +186,8 @@ int main(int argc, char** argv) {
     if (have_gpu) return run_gpu_table(opt) ? 1 : 0;
     return run_cpu_table(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
 #else
+    if (opt.axes && opt.backend != Backend::cuda)
+      return run_axes_cpu(opt, opt.backend == Backend::cpu ? "--backend cpu" : "CPU-only build") ? 1 : 0;
     if (opt.ladder || opt.scan) {
       std::fprintf(stderr, "foldkit-bench: %s needs the CUDA backend (this build: FOLDKIT_CUDA=OFF)\n",
                    opt.ladder ? "ladder" : "scan");

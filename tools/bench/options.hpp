@@ -12,6 +12,7 @@ struct Options {
   bool sweep = false;         // `foldkit-bench sweep`: tune the CUDA reduction's launch configuration
   bool ladder = false;        // `foldkit-bench ladder`: the seeds' kernel ladders, rung by rung
   bool scan = false;          // `foldkit-bench scan`: foldkit's prefix sums vs cub::DeviceScan vs a copy ceiling
+  bool axes = false;          // `foldkit-bench axes`: reductions and scans along tensor axes, segmented sums
   bool ladder_sweep = false;  // `ladder --sweep`: every rung's sweep shapes at the DRAM size
   bool scan_sweep = false;    // `scan --sweep`: the whole-array scan's alternative policies
   std::vector<std::string> ladder_seeds;  // `ladder --seed 000,004`; empty: every seed
