@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/erased_dispatch.hpp"
+#include "common/view_checks.hpp"
 #include "foldkit/detail/reduce_plan.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/tensor_reduce.hpp"
@@ -12,12 +13,6 @@ namespace foldkit::detail {
 namespace {
 
 [[noreturn]] void bad(const std::string& why) { throw Error(Errc::invalid_argument, why); }
-
-std::string shape_text(const std::int64_t* shape, int rank) {
-  std::string s = "(";
-  for (int i = 0; i < rank; ++i) s += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
-}
 
 // The output's dtype and exact shape.
 void check_output_shape(const TensorView& out, const char* what, DType want, const ReducePlan& p) {
@@ -28,35 +23,6 @@ void check_output_shape(const TensorView& out, const char* what, DType want, con
   if (!same)
     bad(std::string(what) + " has shape " + shape_text(out.shape, out.rank) + "; the reduction's output shape is " +
         shape_text(p.out_shape, p.out_rank));
-}
-
-// No two output elements share an address: taken by increasing stride, every dimension of size > 1
-// must step past everything the smaller-stride dimensions span. Sufficient (it also rejects a few
-// interleaved layouts that do not collide; no framework makes those) and cheap.
-void check_no_self_overlap(const TensorView& out, const char* what) {
-  std::int64_t strides[kMaxRank], sizes[kMaxRank];
-  int n = 0;
-  for (int i = 0; i < out.rank; ++i)
-    if (out.shape[i] > 1) { strides[n] = out.strides[i]; sizes[n] = out.shape[i]; ++n; }
-  int order[kMaxRank];
-  for (int i = 0; i < n; ++i) {  // insertion sort by stride (at most 8 entries)
-    int j = i;
-    for (; j > 0 && strides[order[j - 1]] > strides[i]; --j) order[j] = order[j - 1];
-    order[j] = i;
-  }
-  std::int64_t span = 0;  // the largest offset the dimensions so far reach
-  for (int k = 0; k < n; ++k) {
-    const int d = order[k];
-    if (strides[d] <= span)
-      bad(std::string(what) + " maps two elements to one address (a zero or overlapping stride: strides " +
-          shape_text(out.strides, out.rank) + ", shape " + shape_text(out.shape, out.rank) + ")");
-    span += (sizes[d] - 1) * strides[d];
-  }
-}
-
-bool overlap(const TensorView& a, const TensorView& b) {
-  const ByteRange x = byte_range(a), y = byte_range(b);
-  return x.first < x.last && y.first < y.last && x.first < y.last && y.first < x.last;
 }
 
 }  // namespace
@@ -77,9 +43,9 @@ ReducePlan prepare_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool
   if (values != nullptr) check_output_shape(*values, "values", in.dtype, shape_only);
   check_no_self_overlap(out, out_name);
   if (values != nullptr) check_no_self_overlap(*values, "values");
-  if (overlap(out, in)) bad(std::string(out_name) + " overlaps the input");
-  if (values != nullptr && overlap(*values, in)) bad("values overlaps the input");
-  if (values != nullptr && overlap(*values, out)) bad("values overlaps indices");
+  if (views_overlap(out, in)) bad(std::string(out_name) + " overlaps the input");
+  if (values != nullptr && views_overlap(*values, in)) bad("values overlaps the input");
+  if (values != nullptr && views_overlap(*values, out)) bad("values overlaps indices");
   if (needs_nonempty(op) && shape_only.reduce_numel == 0)
     throw Error(Errc::empty_input, std::string(op_name(op)) + " over an empty reduced extent has no value");
   return plan_reduce(in, axes, keepdims, out.strides, is_arg ? ReducedOrder::logical : ReducedOrder::memory,

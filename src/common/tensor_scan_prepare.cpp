@@ -1,12 +1,11 @@
 // The tensor-scan planner and its checks (foldkit/detail/scan_plan.hpp), shared by the backends.
 //
-// The no-self-overlap and overlap checks repeat reduce_prepare.cpp's (file-local there): the
-// same rule, the same messages. TODO(#22): share one copy once both slices have settled.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "common/erased_dispatch.hpp"
+#include "common/view_checks.hpp"
 #include "foldkit/detail/scan_plan.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/scan.hpp"
@@ -16,44 +15,6 @@ namespace foldkit::detail {
 namespace {
 
 [[noreturn]] void bad(const std::string& why) { throw Error(Errc::invalid_argument, why); }
-
-std::string shape_text(const std::int64_t* shape, int rank) {
-  std::string s = "(";
-  for (int i = 0; i < rank; ++i) s += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
-}
-
-// No two output elements share an address: taken by increasing stride, every dimension of size > 1
-// must step past everything the smaller-stride dimensions span (reduce_prepare.cpp's rule).
-void check_no_self_overlap(const TensorView& out, const char* what) {
-  std::int64_t strides[kMaxRank], sizes[kMaxRank];
-  int n = 0;
-  for (int i = 0; i < out.rank; ++i)
-    if (out.shape[i] > 1) {
-      strides[n] = out.strides[i];
-      sizes[n] = out.shape[i];
-      ++n;
-    }
-  int order[kMaxRank];
-  for (int i = 0; i < n; ++i) {  // insertion sort by stride (at most 8 entries)
-    int j = i;
-    for (; j > 0 && strides[order[j - 1]] > strides[i]; --j) order[j] = order[j - 1];
-    order[j] = i;
-  }
-  std::int64_t span = 0;
-  for (int k = 0; k < n; ++k) {
-    const int d = order[k];
-    if (strides[d] <= span)
-      bad(std::string(what) + " maps two elements to one address (a zero or overlapping stride: strides " +
-          shape_text(out.strides, out.rank) + ", shape " + shape_text(out.shape, out.rank) + ")");
-    span += (sizes[d] - 1) * strides[d];
-  }
-}
-
-bool overlap(const TensorView& a, const TensorView& b) {
-  const ByteRange x = byte_range(a), y = byte_range(b);
-  return x.first < x.last && y.first < y.last && x.first < y.last && y.first < x.last;
-}
 
 // Exactly the input view: the same data, dtype and strides (dimensions of size 1 have no stride
 // that matters). The shapes are equal already.
@@ -158,7 +119,7 @@ ScanPlan prepare_scan(ReduceOp op, const TensorView& in, int axis, const TensorV
     bad("out has shape " + shape_text(out.shape, out.rank) + "; a scan's output has the input's shape " +
         shape_text(in.shape, in.rank));
   check_no_self_overlap(out, "out");
-  if (!same_view(in, out) && overlap(in, out))
+  if (!same_view(in, out) && views_overlap(in, out))
     bad("out overlaps the input (only exactly in place is allowed: the same data, dtype and strides)");
   // The init converts exactly to the result dtype, or Error(invalid_argument) now, before anything
   // is written (the backends convert it again through the same helper when they dispatch).
