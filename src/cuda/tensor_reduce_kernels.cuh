@@ -116,6 +116,30 @@ __device__ __forceinline__ void zero_partial(A* p) {
   for (int k = 0; k < kWords; ++k) reinterpret_cast<unsigned*>(p)[k] = 0u;
 }
 
+// 16 bytes kept as four 32-bit words until each element is folded. Loaded into Vec16<T> of a
+// 2-byte T, ptxas split every vector into eight 16-bit registers (PRMT) as soon as it arrived,
+// which made the first loads' consumers wait before the later loads were issued: bf16 sums over
+// dim 1 at 45-71 % of the read ceiling (SASS of rows-dense, 2026-11-26).
+using Raw16 = Vec16<unsigned>;
+template <class T>
+__device__ __forceinline__ Raw16 load_raw(const T* p) {
+  return load_streaming(reinterpret_cast<const Raw16*>(p));
+}
+template <class T>
+__device__ __forceinline__ T raw_element(const Raw16& r, int e) {
+  T t;
+  if constexpr (sizeof(T) == 2) {
+    const auto h = static_cast<unsigned short>(r.v[e >> 1] >> ((e & 1) * 16));
+    memcpy(&t, &h, 2);
+  } else if constexpr (sizeof(T) == 4) {
+    memcpy(&t, &r.v[e], 4);
+  } else {
+    const unsigned long long w = (static_cast<unsigned long long>(r.v[2 * e + 1]) << 32) | r.v[2 * e];
+    memcpy(&t, &w, 8);
+  }
+  return t;
+}
+
 // Offsets of output o (row-major over d) in the input and the outputs.
 struct Offsets {
   std::int64_t in = 0, out = 0, out2 = 0;
@@ -273,11 +297,11 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
   const std::int64_t out_stride = a.kept.out[0], out2_stride = a.kept.out2[0];
   constexpr int K = tuning::kRowsOutputsPerGroup;
   for (std::int64_t i0 = tid; i0 < vectors; i0 += K * threads) {
-    Vec16<T> v[K];
+    Raw16 v[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const std::int64_t i = i0 + k * threads;
-      if (i < vectors) v[k] = load_streaming(reinterpret_cast<const Vec16<T>*>(in) + i);
+      if (i < vectors) v[k] = load_raw(in + i * V);
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -285,7 +309,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
       if (i >= vectors) break;
       for (int r = 0; r < per_vec; ++r) {
         A acc = spec.identity();
-        for (int e = 0; e < run; ++e) acc = f(acc, spec.from_element(v[k].v[r * run + e], e));
+        for (int e = 0; e < run; ++e) acc = f(acc, spec.from_element(raw_element<T>(v[k], r * run + e), e));
         const std::int64_t o = i * per_vec + r;
         write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * run + p; });
       }
@@ -327,11 +351,11 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
     const int shift = a.group_shift;  // S = 1 << shift vectors per row
     const std::int64_t total = a.out_numel << shift;
     for (std::int64_t i0 = tid; i0 - lane < total; i0 += U * threads) {  // warp-uniform
-      Vec16<T> v[U];
+      Raw16 v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const std::int64_t i = i0 + u * threads;
-        if (i < total) v[u] = load_streaming(in + i);
+        if (i < total) v[u] = load_streaming(reinterpret_cast<const Raw16*>(in + i));
       }
       after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(total) >> 62));
 #pragma unroll
@@ -341,7 +365,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
         fold_t<Op, T> fold(spec);
         if (i < total) {
 #pragma unroll
-          for (int e = 0; e < V; ++e) fold.add(spec, v[u].v[e], pos0 + e);
+          for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(v[u], e), pos0 + e);
         }
         A acc = fold.result(spec, i < total ? pos0 : -1);
         for (int d = (1 << shift) >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
@@ -356,13 +380,13 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
     constexpr int S = 32 * kM;
     const std::int64_t warp = tid >> 5, warps = threads >> 5;
     for (std::int64_t o0 = warp; o0 < a.out_numel; o0 += R * warps) {  // warp-uniform
-      Vec16<T> v[R * kM];
+      Raw16 v[R * kM];
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const std::int64_t o = o0 + r * warps;
 #pragma unroll
         for (int m = 0; m < kM; ++m)
-          if (o < a.out_numel) v[r * kM + m] = load_streaming(in + o * S + m * 32 + lane);
+          if (o < a.out_numel) v[r * kM + m] = load_streaming(reinterpret_cast<const Raw16*>(in + o * S + m * 32 + lane));
       }
       after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(a.out_numel) >> 62));
 #pragma unroll
@@ -373,7 +397,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
 #pragma unroll
           for (int m = 0; m < kM; ++m) {
 #pragma unroll
-            for (int e = 0; e < V; ++e) fold.add(spec, v[r * kM + m].v[e], (m * 32 + lane) * V + e);
+            for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(v[r * kM + m], e), (m * 32 + lane) * V + e);
           }
         }
         A acc = fold.result(spec, o < a.out_numel ? lane * V : -1);
@@ -396,7 +420,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
   constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
   constexpr int K = kArg ? tuning::kRowsArgOutputsPerGroup : tuning::kRowsOutputsPerGroup;
-  using Chunk = std::conditional_t<kVec, Vec16<T>, T>;
+  using Chunk = std::conditional_t<kVec, Raw16, T>;
   const T* in = static_cast<const T*>(a.in);
   const int G = 1 << a.group_shift;
   const int lane = static_cast<int>(threadIdx.x & 31u);
@@ -426,7 +450,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         if (o[k] < a.out_numel) {
-          if constexpr (kVec) c[k] = load_streaming(reinterpret_cast<const Vec16<T>*>(in + in_off[k] + roff));
+          if constexpr (kVec) c[k] = load_raw(in + in_off[k] + roff);
           else c[k] = load_one(in + in_off[k] + roff);
         }
       }
@@ -436,7 +460,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
         if (o[k] < a.out_numel) {
           if constexpr (kVec) {
 #pragma unroll
-            for (int e = 0; e < V; ++e) fold[k].add(spec, c[k].v[e], pos0 + e);
+            for (int e = 0; e < V; ++e) fold[k].add(spec, raw_element<T>(c[k], e), pos0 + e);
           } else {
             fold[k].add(spec, c[k], pos0);
           }
@@ -467,7 +491,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
   constexpr int U = tuning::kLoadsInFlight;
-  using Chunk = std::conditional_t<kVec, Vec16<T>, T>;
+  using Chunk = std::conditional_t<kVec, Raw16, T>;
   __shared__ BlockReduceStorage<A> storage;
   __shared__ bool last_block;
   const T* in = static_cast<const T*>(a.in);
@@ -496,7 +520,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
       const std::int64_t s = s0 + u * threads;
       if (s < s_end) {
         const std::int64_t roff = off.in + (fast ? fast_offset(s) : rows_offset(a, s * V));
-        if constexpr (kVec) c[u] = load_streaming(reinterpret_cast<const Vec16<T>*>(in + roff));
+        if constexpr (kVec) c[u] = load_raw(in + roff);
         else c[u] = load_one(in + roff);
       }
     }
@@ -507,7 +531,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
       if (s < s_end) {
         if constexpr (kVec) {
 #pragma unroll
-          for (int e = 0; e < V; ++e) fold.add(spec, c[u].v[e], s * V + e);
+          for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(c[u], e), s * V + e);
         } else {
           fold.add(spec, c[u], s);
         }
@@ -556,7 +580,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
   constexpr int U = tuning::kLoadsInFlight;
-  using Chunk = std::conditional_t<kVec, Vec16<T>, T>;
+  using Chunk = std::conditional_t<kVec, Raw16, T>;
   __shared__ A tree[tuning::kTensorThreads][V];
   __shared__ bool last_block;
   const T* in = static_cast<const T*>(a.in);
@@ -594,7 +618,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
           const std::int64_t r = r0 + u * TY;
           if (r < r_end) {
             const T* p = base + offset_of(r);
-            if constexpr (kVec) c[u] = load_streaming(reinterpret_cast<const Vec16<T>*>(p));
+            if constexpr (kVec) c[u] = load_raw(p);
             else c[u] = load_one(p);
           }
         }
@@ -605,7 +629,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
           if (r < r_end) {
             if constexpr (kVec) {
 #pragma unroll
-              for (int e = 0; e < V; ++e) fold[e].add(spec, c[u].v[e], r);
+              for (int e = 0; e < V; ++e) fold[e].add(spec, raw_element<T>(c[u], e), r);
             } else {
               fold[0].add(spec, c[u], r);
             }
