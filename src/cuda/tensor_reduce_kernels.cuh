@@ -573,7 +573,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 // (tile * TX + tx) over reduced positions split_begin + ty, + TY, ...; the TY partials of a
 // column then combine in a fixed tree in shared memory.
 template <ReduceOp Op, class T, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBlocksPerSm) outer_kernel(const __grid_constant__ Launch a) {
+__global__ void __launch_bounds__(tuning::kTensorThreads, (Op == ReduceOp::argmin || Op == ReduceOp::argmax) && sizeof(T) == 4 ? 2 : tuning::kTensorMinBlocksPerSm) outer_kernel(const __grid_constant__ Launch a) {
   using Spec = spec_t<Op, T>;
   using A = typename Spec::accum_type;
   const Spec spec{};
@@ -641,7 +641,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
       const std::int64_t stride = a.red.in[0];
       // argmin/argmax and 2-byte types (8 columns per vector) keep U: their folds with 8 loads
       // spilled 170-750 bytes.
-      constexpr bool kFew = Op == ReduceOp::argmin || Op == ReduceOp::argmax || sizeof(T) == 2;
+      constexpr bool kFew = sizeof(T) == 2;
       sweep([&](std::int64_t r) { return r * stride; }, std::integral_constant<int, kFew ? U : tuning::kOuterLoadsInFlight>{});
     } else {
       sweep([&](std::int64_t r) { return dims_in_offset(a.red, r); }, std::integral_constant<int, U>{});
