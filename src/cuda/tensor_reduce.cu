@@ -242,17 +242,6 @@ std::string describe_choice(const Chosen& ch) {
   return s;
 }
 
-// The CUDA backend's own checks: views of the current device's memory.
-void check_device_view(const TensorView& v, const char* what, int device) {
-  if (v.device.kind != DeviceKind::cuda)
-    throw Error(Errc::wrong_memory, std::string(what) + " is a host view; the CUDA backend needs device memory");
-  if (v.device.id != device)
-    throw Error(Errc::wrong_memory, std::string(what) + " is a view of CUDA device " + std::to_string(v.device.id) +
-                                        "; the current device is " + std::to_string(device));
-  // Views with elements: the pointer must be usable on this device (check_device_pointer throws
-  // wrong_memory for host memory or another device's).
-  if (v.numel() > 0) detail::check_device_pointer(v.data, what, device);
-}
 
 struct Prepared {
   ReducePlan plan;
@@ -264,9 +253,9 @@ Prepared prepare(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims
   Prepared pr;
   pr.plan = foldkit::detail::prepare_reduce(op, in, axes, keepdims, out, values);
   const detail::DeviceFacts facts = detail::current_device_facts();
-  check_device_view(in, "input", facts.device);
-  check_device_view(out, values != nullptr ? "indices" : "out", facts.device);
-  if (values != nullptr) check_device_view(*values, "values", facts.device);
+  detail::check_device_view(in, "input", facts.device);
+  detail::check_device_view(out, values != nullptr ? "indices" : "out", facts.device);
+  if (values != nullptr) detail::check_device_view(*values, "values", facts.device);
   if (pr.plan.out_numel > 0) pr.chosen = choose(pr.plan, op, in.dtype, in.data, facts.sm_count);
   return pr;
 }

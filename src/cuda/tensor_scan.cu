@@ -33,54 +33,13 @@ using foldkit::detail::PlanDim;
 using foldkit::detail::ScanFamily;
 using foldkit::detail::ScanPlan;
 
-// The CUDA backend's own checks: views of the current device's memory (as tensor_reduce.cu).
-void check_device_view(const TensorView& v, const char* what, int device) {
-  if (v.device.kind != DeviceKind::cuda)
-    throw Error(Errc::wrong_memory, std::string(what) + " is a host view; the CUDA backend needs device memory");
-  if (v.device.id != device)
-    throw Error(Errc::wrong_memory, std::string(what) + " is a view of CUDA device " + std::to_string(v.device.id) +
-                                        "; the current device is " + std::to_string(device));
-  if (v.numel() > 0) detail::check_device_pointer(v.data, what, device);
-}
 
 bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// The tile kernel's matrix, read off a plan.
-struct Matrix {
-  std::int64_t rows, in_rs, out_rs;
-  std::int64_t cols, in_cs, out_cs;
-  int outer_rank;
-  const PlanDim* outer;
-  std::int64_t outer_count;
-};
-
-Matrix matrix_of(const ScanPlan& p) {
-  Matrix m{};
-  m.rows = p.len;
-  m.in_rs = p.scan.in_stride;
-  m.out_rs = p.scan.out_stride;
-  if (p.kept_rank > 0) {
-    const PlanDim& c = p.kept[p.kept_rank - 1];
-    m.cols = c.size;
-    m.in_cs = c.in_stride;
-    m.out_cs = c.out_stride;
-  } else {
-    m.cols = 1;
-    m.in_cs = m.out_cs = 0;
-  }
-  m.outer_rank = p.kept_rank > 0 ? p.kept_rank - 1 : 0;
-  m.outer = p.kept;
-  m.outer_count = 1;
-  for (int d = 0; d < m.outer_rank; ++d) m.outer_count *= p.kept[d].size;
-  return m;
-}
-
-// The scanned axis is the more contiguous dimension of the input: element-wise copies are then
-// coalesced along it (one thread column).
-bool axis_major(const Matrix& m) { return m.in_rs != 0 && (m.in_cs == 0 || m.in_rs < m.in_cs); }
+using foldkit::detail::ScanMatrix;
 
 // The vector width of flat tiles (whole narrow lines back to back in and out), or 0.
-int narrow_vec(const Matrix& m, std::size_t elem_bytes) {
+int narrow_vec(const ScanMatrix& m, std::size_t elem_bytes) {
   const std::int64_t chunk = 16 / static_cast<std::int64_t>(elem_bytes);
   if (m.cols >= 2 && m.cols < chunk && is_pow2(m.cols) && m.in_cs == 1 && m.out_cs == 1 && m.in_rs == m.cols &&
       m.out_rs == m.cols)
@@ -151,9 +110,9 @@ void run_tiles(const ScanPlan& p, const TensorView& in, const TensorView& out, S
                cudaStream_t stream, const detail::DeviceFacts& facts) {
   using A = scan_accum_t<Op, T>;
   using O = scan_result_t<Op, T>;
-  const Matrix m = matrix_of(p);
+  const ScanMatrix m = foldkit::detail::scan_matrix(p);
   const int narrow = narrow_vec(m, sizeof(T));
-  const auto g = tuning::tensor_scan_geometry(sizeof(T), sizeof(A), m.rows, m.cols, narrow, axis_major(m));
+  const auto g = tuning::tensor_scan_geometry(sizeof(T), sizeof(A), m.rows, m.cols, narrow, m.axis_major());
   tensor_scan::TileArgs a;
   a.in = in.data;
   a.out = out.data;
@@ -221,8 +180,8 @@ void run(ReduceOp op, const TensorView& in, int axis, const TensorView& out, con
          cudaStream_t stream) {
   const ScanPlan plan = foldkit::detail::prepare_scan(op, in, axis, out, init);
   const detail::DeviceFacts facts = detail::current_device_facts();
-  check_device_view(in, "input", facts.device);
-  check_device_view(out, "out", facts.device);
+  detail::check_device_view(in, "input", facts.device);
+  detail::check_device_view(out, "out", facts.device);
   if (!aligned(in.data, dtype_size(in.dtype)) || !aligned(out.data, dtype_size(out.dtype)))
     throw Error(Errc::invalid_argument, "tensor scan: input or output is not aligned to its element size");
   if (ws != nullptr) check_workspace(*ws, workspace_bound(in, plan), facts.device);

@@ -258,6 +258,15 @@ StreamWorkspaceLease stream_workspace(cudaStream_t stream) {
   return StreamWorkspaceLease(t_reduce_cache.acquire(stream, workspace_bytes_for(sm_count_of(device)), device), stream);
 }
 
+void check_device_view(const TensorView& v, const char* what, int device) {
+  if (v.device.kind != DeviceKind::cuda)
+    throw Error(Errc::wrong_memory, std::string(what) + " is a host view; the CUDA backend needs device memory");
+  if (v.device.id != device)
+    throw Error(Errc::wrong_memory, std::string(what) + " is a view of CUDA device " + std::to_string(v.device.id) +
+                                        "; the current device is " + std::to_string(device));
+  if (v.numel() > 0) check_device_pointer(v.data, what, device);
+}
+
 StreamWorkspaceLease stream_workspace(cudaStream_t stream, std::size_t min_bytes) {
   const int device = current_device();
   const std::size_t core = workspace_bytes_for(sm_count_of(device));

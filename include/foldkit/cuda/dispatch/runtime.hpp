@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "foldkit/cuda/reduce.hpp"
+#include "foldkit/tensor.hpp"
 
 namespace foldkit::cuda::detail {
 
@@ -25,6 +26,10 @@ struct DeviceFacts {
   int sm_count;
 };
 DeviceFacts current_device_facts();
+// The CUDA tensor entry points' memory check of a view (tensor reductions and scans): device
+// memory of `device` (device.kind == cuda, device.id == device) and, for a view with elements, a
+// data pointer that device can access. Throws Error(wrong_memory) naming `what` otherwise.
+void check_device_view(const TensorView& v, const char* what, int device);
 inline int current_sm_count() { return current_device_facts().sm_count; }
 
 // Per-device memo of a positive value that depends on the device (a multiprocessor count, a
