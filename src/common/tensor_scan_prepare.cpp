@@ -138,6 +138,23 @@ const char* scan_family_name(ScanFamily family) {
   return "?";
 }
 
+ScanMatrix scan_matrix(const ScanPlan& p) {
+  ScanMatrix m;
+  m.rows = p.len;
+  m.in_rs = p.scan.in_stride;
+  m.out_rs = p.scan.out_stride;
+  if (p.kept_rank > 0) {
+    const PlanDim& c = p.kept[p.kept_rank - 1];
+    m.cols = c.size;
+    m.in_cs = c.in_stride;
+    m.out_cs = c.out_stride;
+  }
+  m.outer_rank = p.kept_rank > 0 ? p.kept_rank - 1 : 0;
+  m.outer = p.kept;
+  for (int d = 0; d < m.outer_rank; ++d) m.outer_count *= p.kept[d].size;
+  return m;
+}
+
 std::string describe_scan_plan(const ScanPlan& p) {
   return "scan " + dims_text(&p.scan, 1) + " kept " + dims_text(p.kept, p.kept_rank) +
          " family=" + scan_family_name(p.family);

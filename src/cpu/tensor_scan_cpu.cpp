@@ -189,28 +189,22 @@ void run_engine(const ScanPlan& p, const TensorView& in, const TensorView& out, 
   job.in = static_cast<const T*>(in.data);
   job.out = static_cast<typename Job::R*>(out.data);
   job.seed = seed;
-  job.rows = p.len;
-  job.rs_in = p.scan.in_stride;
-  job.rs_out = p.scan.out_stride;
-  if (p.kept_rank > 0) {
-    const PlanDim& c = p.kept[p.kept_rank - 1];
-    job.cols = c.size;
-    job.cs_in = c.in_stride;
-    job.cs_out = c.out_stride;
-  } else {
-    job.cols = 1;
-    job.cs_in = job.cs_out = 0;
-  }
-  job.outer_rank = p.kept_rank > 0 ? p.kept_rank - 1 : 0;
-  job.outer_count = 1;
-  for (int d = 0; d < job.outer_rank; ++d) {
-    job.outer_size[d] = p.kept[d].size;
-    job.outer_in[d] = p.kept[d].in_stride;
-    job.outer_out[d] = p.kept[d].out_stride;
-    job.outer_count *= p.kept[d].size;
+  const foldkit::detail::ScanMatrix m = foldkit::detail::scan_matrix(p);
+  job.rows = m.rows;
+  job.rs_in = m.in_rs;
+  job.rs_out = m.out_rs;
+  job.cols = m.cols;
+  job.cs_in = m.in_cs;
+  job.cs_out = m.out_cs;
+  job.outer_rank = m.outer_rank;
+  job.outer_count = m.outer_count;
+  for (int d = 0; d < m.outer_rank; ++d) {
+    job.outer_size[d] = m.outer[d].size;
+    job.outer_in[d] = m.outer[d].in_stride;
+    job.outer_out[d] = m.outer[d].out_stride;
   }
   // Walk along the axis when it is the more contiguous dimension of the input.
-  job.line_sweep = job.cols == 1 || (job.rs_in != 0 && (job.cs_in == 0 || job.rs_in < job.cs_in));
+  job.line_sweep = job.cols == 1 || m.axis_major();
   job.col_blocks = (job.cols + Job::kBlock - 1) / Job::kBlock;
   const std::int64_t groups = job.outer_count * job.col_blocks;
   job.chunks = 1;

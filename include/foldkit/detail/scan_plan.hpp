@@ -41,6 +41,20 @@ struct ScanPlan {
   ScanFamily family = ScanFamily::empty;
 };
 
+// A plan read as a batch of matrices, the form both backends' engines walk: rows along the
+// scanned axis, columns along the innermost kept dimension (one column without kept dims), the
+// other kept dimensions `outer` (outer_rank of them, outer_count matrices). Strides in elements.
+struct ScanMatrix {
+  std::int64_t rows = 1, in_rs = 0, out_rs = 0;
+  std::int64_t cols = 1, in_cs = 0, out_cs = 0;
+  int outer_rank = 0;
+  const PlanDim* outer = nullptr;  // points into the plan it was read from
+  std::int64_t outer_count = 1;
+  // Whether the scanned axis is the input's more contiguous dimension (walk along the lines).
+  bool axis_major() const { return in_rs != 0 && (in_cs == 0 || in_rs < in_cs); }
+};
+ScanMatrix scan_matrix(const ScanPlan& p);
+
 // The axis in [0, rank) (rank 0: 0), from one in [-max(rank, 1), max(rank, 1)). Throws
 // Error(invalid_argument) otherwise.
 int normalize_scan_axis(int rank, int axis);
