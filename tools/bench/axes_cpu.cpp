@@ -3,10 +3,7 @@
 // ceiling over the same bytes (issue #22's CPU bar: >= 80 %). Method as cpu_suite.cpp's: steady_clock,
 // inputs rotated beyond the last-level cache, the two rivals interleaved call by call, each after
 // the process is quiet and with its own threads started; 2 warm-up rounds; median and mean.
-#include <dirent.h>
 #include <omp.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +20,7 @@
 #include <vector>
 
 #include "axes_common.hpp"
+#include "cpu_host.hpp"
 #include "cpu/parallel.hpp"  // last_call_shape_for_testing: how foldkit's calls ran
 #include "fill_values.hpp"
 #include "foldkit/detail/reduce_plan.hpp"
@@ -38,119 +36,12 @@ namespace {
 using axes::AxesRow;
 using axes::Case;
 
-struct Host {
-  std::string cpu_name = "unknown CPU";
-  int threads = 1;
-  std::size_t llc_bytes = 0, avail_bytes = 0;
-};
 
-Host query_host() {
-  Host h;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) {
-      h.cpu_name = line.substr(line.find(':') + 2);
-      break;
-    }
-  h.threads = omp_get_max_threads();
-  std::string s;
-  std::ifstream("/sys/devices/system/cpu/cpu0/cache/index3/size") >> s;
-  if (!s.empty()) {
-    std::size_t v = std::strtoull(s.c_str(), nullptr, 10);
-    if (s.find('K') != std::string::npos) v <<= 10;
-    if (s.find('M') != std::string::npos) v <<= 20;
-    h.llc_bytes = v;
-  }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l3 > 0) h.llc_bytes = std::max(h.llc_bytes, static_cast<std::size_t>(l3));
-#endif
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) h.avail_bytes = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
-  return h;
-}
 
-// Copies of one f32 input of n elements, back to back, covering max(256 MiB, 4 x LLC) (at least
-// 2 copies; fewer when memory is short); each call reads the next.
-class HostInputs {
- public:
-  ~HostInputs() { std::free(base_); }
-  bool prepare(std::int64_t n, const Host& host) {
-    bytes_ = static_cast<std::size_t>(n) * sizeof(float);
-    stride_ = (bytes_ + 63) / 64 * 64;
-    const std::size_t target = std::max<std::size_t>(std::size_t{256} << 20, 4 * host.llc_bytes);
-    copies_ = std::max<std::size_t>(2, (target + bytes_ - 1) / bytes_);
-    const std::size_t cap = host.avail_bytes ? host.avail_bytes / 3 : std::size_t{2} << 30;
-    if (stride_ > cap) return false;
-    copies_ = std::max<std::size_t>(1, std::min(copies_, cap / stride_));
-    base_ = static_cast<unsigned char*>(std::aligned_alloc(64, copies_ * stride_));
-    if (!base_) return false;
-    const std::int64_t count = static_cast<std::int64_t>(copies_ * stride_ / sizeof(float));
-    float* p = reinterpret_cast<float*>(base_);
-    const std::uint64_t seed = 0x452821e638d01377ull ^ static_cast<std::uint64_t>(n);
-#pragma omp parallel for schedule(static)  // first touch by the threads that will read them
-    for (std::int64_t i = 0; i < count; ++i)
-      p[i] = foldkit_bench::value_from_hash<float>(foldkit_bench::hash64(seed * 0x9e3779b97f4a7c15ull + i));
-    return true;
-  }
-  const unsigned char* copy(std::size_t k) const { return base_ + (k % copies_) * stride_; }
-  const unsigned char* next() { return copy(cursor_++); }
-  std::string memory_text() const { return rotation_text("input", copies_, copies_ * stride_); }
 
- private:
-  unsigned char* base_ = nullptr;
-  std::size_t bytes_ = 0, stride_ = 0, copies_ = 0, cursor_ = 0;
-};
-
-// All-core streaming read (cpu_suite.cpp's ceiling): XOR of every 8-byte word into 16 lanes.
-std::uint64_t read_ceiling(const unsigned char* p, std::size_t bytes) {
-  constexpr int kLanes = 16;
-  const std::int64_t blocks = static_cast<std::int64_t>(bytes / (8 * kLanes));
-  const std::uint64_t* w = reinterpret_cast<const std::uint64_t*>(p);
-  std::uint64_t acc = 0;
-#pragma omp parallel reduction(^ : acc)
-  {
-    std::uint64_t lane[kLanes] = {};
-#pragma omp for schedule(static)
-    for (std::int64_t b = 0; b < blocks; ++b) {
-      const std::uint64_t* q = w + b * kLanes;
-      for (int j = 0; j < kLanes; ++j) lane[j] ^= q[j];
-    }
-    for (int j = 0; j < kLanes; ++j) acc ^= lane[j];
-  }
-  for (std::size_t i = static_cast<std::size_t>(blocks) * 8 * kLanes; i < bytes; ++i) acc ^= p[i];
-  return acc;
-}
 
 volatile double g_sink;
 
-// Waits (at most 200 ms) until no other thread of this process is runnable: the OpenMP team spins
-// for a while after a region, foldkit's pool briefly after a call; neither may share the cores
-// with the next timed call.
-void wait_until_quiet() {
-  const long self = static_cast<long>(syscall(SYS_gettid));
-  const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200)) {
-    bool quiet = true;
-    if (DIR* dir = opendir("/proc/self/task")) {
-      while (dirent* e = readdir(dir)) {
-        const long tid = std::strtol(e->d_name, nullptr, 10);
-        if (tid <= 0 || tid == self) continue;
-        std::ifstream stat("/proc/self/task/" + std::string(e->d_name) + "/stat");
-        std::string line;
-        std::getline(stat, line);
-        const std::size_t paren = line.rfind(')');
-        if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'R') {
-          quiet = false;
-          break;
-        }
-      }
-      closedir(dir);
-    }
-    if (quiet) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
 
 struct CpuCall {
   std::function<double(const unsigned char*)> run;
@@ -162,7 +53,7 @@ struct CpuTiming {
 };
 
 // Rivals interleaved call by call (the order rotating every round), 2 warm-up rounds, then `reps`.
-std::vector<CpuTiming> time_cpu(int reps, HostInputs& in, const std::vector<CpuCall>& calls) {
+std::vector<CpuTiming> time_cpu(int reps, HostPool& in, const std::vector<CpuCall>& calls) {
   std::vector<std::vector<double>> us(calls.size());
   std::vector<std::map<std::string, int>> shapes(calls.size());
   for (int rep = -2; rep < reps; ++rep)
@@ -202,7 +93,7 @@ std::vector<CpuTiming> time_cpu(int reps, HostInputs& in, const std::vector<CpuC
   return out;
 }
 
-std::vector<AxesRow> run_cpu_case(const Options& opt, const Host& host, HostInputs& in, const Case& c,
+std::vector<AxesRow> run_cpu_case(const Options& opt, const HostInfo& host, HostPool& in, const Case& c,
                                   std::vector<float>& out) {
   AxesRow base;
   base.mode = "cpu";
@@ -290,7 +181,7 @@ std::vector<AxesRow> run_cpu_case(const Options& opt, const Host& host, HostInpu
 }  // namespace
 
 int run_axes_cpu(const Options& opt, const char* why) {
-  const Host host = query_host();
+  const HostInfo host = query_host();
   Header h;
   h.title = std::string("foldkit-bench axes: CPU backend (") + why +
             ") -- foldkit::cpu::reduce along the axes of 2^26-element f32 matrices vs an all-core read ceiling";
@@ -314,9 +205,9 @@ int run_axes_cpu(const Options& opt, const char* why) {
   axes::AxesCsv csv;
   if (!opt.csv_path.empty() && !csv.open(opt.csv_path, h)) return 1;
 
-  HostInputs in;
+  HostPool in;
   const std::int64_t n = std::int64_t{1} << 26;
-  if (!in.prepare(n, host)) {
+  if (!in.prepare<float>(n, host, 0x452821e638d01377ull ^ static_cast<std::uint64_t>(n))) {
     std::fprintf(stderr, "foldkit-bench: not enough memory for the 2^26-element inputs\n");
     return 1;
   }

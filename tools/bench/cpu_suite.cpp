@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_host.hpp"
 #include "cpu/parallel.hpp"  // last_call_shape_for_testing: the threads column
 #include "fill_values.hpp"
 
@@ -40,105 +41,10 @@ namespace {
 
 using foldkit::DType;
 
-struct HostInfo {
-  std::string cpu_name = "unknown CPU";
-  int threads = 1;
-  std::size_t llc_bytes = 0;
-  std::size_t avail_bytes = 0;
-};
 
-std::size_t parse_cache_size(const std::string& s) {  // "32768K", "32M"
-  if (s.empty()) return 0;
-  std::size_t v = std::strtoull(s.c_str(), nullptr, 10);
-  if (s.find('K') != std::string::npos) v <<= 10;
-  if (s.find('M') != std::string::npos) v <<= 20;
-  return v;
-}
 
-HostInfo query_host() {
-  HostInfo h;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      h.cpu_name = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  h.threads = omp_get_max_threads();
-  // Take the larger of the two answers: some VMs report the host's whole L3 in one and a slice
-  // in the other, and rotating over too much only costs memory.
-  std::string s;
-  std::ifstream("/sys/devices/system/cpu/cpu0/cache/index3/size") >> s;
-  h.llc_bytes = parse_cache_size(s);
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l3 > 0) h.llc_bytes = std::max(h.llc_bytes, static_cast<std::size_t>(l3));
-#endif
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) h.avail_bytes = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
-  return h;
-}
 
-// Copies of one input laid out back to back; each call reads the next one.
-class HostPool {
- public:
-  ~HostPool() { std::free(base_); }
 
-  // Returns false when even one copy does not fit in memory.
-  template <class T>
-  bool prepare(std::int64_t n, const HostInfo& host, std::uint64_t seed) {
-    bytes_ = static_cast<std::size_t>(n) * sizeof(T);
-    stride_ = (bytes_ + 63) / 64 * 64;
-    const std::size_t target = std::max<std::size_t>(std::size_t{256} << 20, 4 * host.llc_bytes);
-    copies_ = std::max<std::size_t>(2, (target + bytes_ - 1) / bytes_);
-    const std::size_t cap = host.avail_bytes ? host.avail_bytes / 3 : std::size_t{2} << 30;
-    if (stride_ > cap) return false;
-    copies_ = std::max<std::size_t>(1, std::min(copies_, cap / stride_));  // fewer copies, not none
-    std::free(base_);
-    base_ = static_cast<unsigned char*>(std::aligned_alloc(64, copies_ * stride_));
-    if (!base_) return false;
-    const std::int64_t count = static_cast<std::int64_t>(copies_ * stride_ / sizeof(T));
-    T* p = reinterpret_cast<T*>(base_);
-    // Filled by all threads: first touch places the pages near the threads that read them.
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) p[i] = foldkit_bench::value_from_hash<T>(foldkit_bench::hash64(seed * 0x9e3779b97f4a7c15ull + i));
-    cursor_ = 0;
-    return true;
-  }
-  const unsigned char* copy(std::size_t k) const { return base_ + (k % copies_) * stride_; }
-  const unsigned char* next() { return copy(cursor_++); }
-  std::size_t copies() const { return copies_; }
-  std::size_t footprint() const { return copies_ * stride_; }
-  // "inputs rotated over 1536 MiB (6 copies)", or "one input buffer" when memory allowed no more.
-  std::string memory_text() const { return rotation_text("input", copies_, footprint()); }
-
- private:
-  unsigned char* base_ = nullptr;
-  std::size_t bytes_ = 0, stride_ = 0, copies_ = 0, cursor_ = 0;
-};
-
-// All-core streaming read, the bound for any CPU reduction of the same bytes: XOR of every
-// 8-byte word into 16 independent accumulators (128 bytes per iteration, vectorised by the
-// compiler). A single accumulator was measured ~10% slower than foldkit's own sum: one load a
-// cycle on one dependency chain is not a ceiling.
-std::uint64_t read_ceiling(const unsigned char* p, std::size_t bytes) {
-  constexpr int kLanes = 16;
-  const std::int64_t blocks = static_cast<std::int64_t>(bytes / (8 * kLanes));
-  const std::uint64_t* w = reinterpret_cast<const std::uint64_t*>(p);  // p is 64-byte aligned
-  std::uint64_t acc = 0;
-#pragma omp parallel reduction(^ : acc)
-  {
-    std::uint64_t lane[kLanes] = {};
-#pragma omp for schedule(static)
-    for (std::int64_t b = 0; b < blocks; ++b) {
-      const std::uint64_t* q = w + b * kLanes;
-      for (int j = 0; j < kLanes; ++j) lane[j] ^= q[j];
-    }
-    for (int j = 0; j < kLanes; ++j) acc ^= lane[j];
-  }
-  for (std::size_t i = static_cast<std::size_t>(blocks) * 8 * kLanes; i < bytes; ++i) acc ^= p[i];
-  return acc;
-}
 
 // What a programmer writes first: one thread, one accumulator of foldkit's result type.
 template <class T>
@@ -184,34 +90,6 @@ class BusyLoad {
 
 const BusyLoad* g_load = nullptr;  // the running --busy load, if any
 
-// Waits (at most 200 ms) until no other thread of this process is runnable, but for the --busy
-// load: the OpenMP team spins for milliseconds after a region (libgomp: ~300k spins), and
-// foldkit's pool for up to 0.2 ms after a call; neither may share the cores with the next timed
-// call of another implementation.
-void wait_until_quiet() {
-  const long self = static_cast<long>(syscall(SYS_gettid));
-  const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200)) {
-    bool quiet = true;
-    if (DIR* dir = opendir("/proc/self/task")) {
-      while (dirent* e = readdir(dir)) {
-        const long tid = std::strtol(e->d_name, nullptr, 10);
-        if (tid <= 0 || tid == self || (g_load && g_load->is_busy_thread(tid))) continue;
-        std::ifstream stat("/proc/self/task/" + std::string(e->d_name) + "/stat");
-        std::string line;
-        std::getline(stat, line);
-        const std::size_t paren = line.rfind(')');
-        if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'R') {
-          quiet = false;
-          break;
-        }
-      }
-      closedir(dir);
-    }
-    if (quiet) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
 
 // Starts an implementation's threads before its timed call, as a call just before it would have.
 enum class Warm { none, openmp, foldkit_reduction, foldkit };
@@ -261,7 +139,7 @@ std::vector<CpuTiming> time_cpu(const Options& opt, HostPool& pool, const std::v
   for (int rep = -2; rep < opt.reps_median; ++rep) {  // two warm-up rounds: threads up, pages mapped
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const std::size_t c = (k + static_cast<std::size_t>(rep + 2)) % calls.size();
-      wait_until_quiet();
+      wait_until_quiet([](long tid) { return g_load != nullptr && g_load->is_busy_thread(tid); });
       warm(calls[c].warm);
       const auto t0 = std::chrono::steady_clock::now();
       g_sink = calls[c].run(pool.next());
