@@ -46,7 +46,22 @@ struct Layout {
   std::vector<std::int64_t> shape, strides;
   std::int64_t offset = 0;
   std::int64_t storage = 1;  // elements the buffer needs
+  int rank() const { return static_cast<int>(shape.size()); }
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
   std::string describe() const { return "shape " + list_text(shape) + " strides " + list_text(strides) + " offset " + std::to_string(offset); }
+  // Offset (elements from the view's start) of the element with row-major logical index i.
+  std::int64_t offset_of(std::int64_t i) const {
+    std::int64_t off = 0;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      off += (i % shape[d]) * strides[d];
+      i /= shape[d];
+    }
+    return off;
+  }
   // The view over a copy of the storage buffer that starts at `storage_base` (host or device).
   TensorView view(const void* storage_base, DType dtype, Device device = Device::host()) const {
     return TensorView::strided(static_cast<const unsigned char*>(storage_base) + offset * static_cast<std::int64_t>(dtype_size(dtype)),

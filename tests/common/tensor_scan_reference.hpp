@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/scan_reference.hpp"
+#include "common/tensor_reference.hpp"
 #include "foldkit/detail/scan_plan.hpp"
 #include "foldkit/scan.hpp"
 #include "foldkit/tensor_scan.hpp"
@@ -39,72 +40,14 @@
 
 namespace foldkit::test::tscan {
 
-template <ReduceOp Op> using OpTag = std::integral_constant<ReduceOp, Op>;
+// The view layouts and their random strides are the reductions' (common/tensor_reference.hpp).
+using foldkit::test::Layout;
+using foldkit::test::list_text;
+using foldkit::test::make_layout;
+using foldkit::test::OpTag;
+
 template <class F> void for_each_scan_op(F&& f) {
   f(OpTag<ReduceOp::sum>{}), f(OpTag<ReduceOp::prod>{}), f(OpTag<ReduceOp::min>{}), f(OpTag<ReduceOp::max>{});
-}
-
-inline std::string list_text(const std::vector<std::int64_t>& v) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + ")";
-}
-
-// Shape and strides over a buffer, the view starting `offset` elements in.
-struct Layout {
-  std::vector<std::int64_t> shape, strides;
-  std::int64_t offset = 0;
-  std::int64_t storage = 1;  // elements the buffer needs
-  int rank() const { return static_cast<int>(shape.size()); }
-  std::int64_t numel() const {
-    std::int64_t n = 1;
-    for (auto s : shape) n *= s;
-    return n;
-  }
-  std::string describe() const {
-    return "shape " + list_text(shape) + " strides " + list_text(strides) + " offset " + std::to_string(offset);
-  }
-  TensorView view(const void* base, DType dtype, Device device = Device::host()) const {
-    return TensorView::strided(static_cast<const unsigned char*>(base) + offset * static_cast<std::int64_t>(dtype_size(dtype)),
-                               dtype, shape.data(), strides.data(), rank(), device);
-  }
-  // Offset (elements from the view's start) of the element with row-major logical index i.
-  std::int64_t offset_of(std::int64_t i) const {
-    std::int64_t off = 0;
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      off += (i % shape[d]) * strides[d];
-      i /= shape[d];
-    }
-    return off;
-  }
-};
-
-// Strides for `shape`: the dimensions laid out in a random order (permute), each padded by a
-// step of 1-3 (stepped), some made 0 (broadcast).
-inline Layout make_layout(const std::vector<std::int64_t>& shape, Rng& rng, bool permute, bool stepped, bool broadcast,
-                          std::int64_t offset) {
-  Layout l;
-  l.shape = shape;
-  l.strides.assign(shape.size(), 0);
-  l.offset = offset;
-  std::vector<int> order(shape.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (permute)
-    for (std::size_t i = order.size(); i > 1; --i)
-      std::swap(order[i - 1], order[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(i) - 1))]);
-  std::int64_t run = stepped ? rng.uniform(1, 2) : 1;
-  for (std::size_t k = order.size(); k-- > 0;) {
-    const int d = order[k];
-    l.strides[static_cast<std::size_t>(d)] = run;
-    run *= std::max<std::int64_t>(shape[static_cast<std::size_t>(d)], 1) * (stepped ? rng.uniform(1, 3) : 1);
-  }
-  if (broadcast)
-    for (auto& s : l.strides)
-      if (rng.uniform(0, 2) == 0) s = 0;
-  std::int64_t max_off = 0;
-  for (std::size_t i = 0; i < shape.size(); ++i) max_off += std::max<std::int64_t>(shape[i] - 1, 0) * l.strides[i];
-  l.storage = offset + max_off + 1;
-  return l;
 }
 
 inline Layout row_major(const std::vector<std::int64_t>& shape, std::int64_t offset = 0) {
