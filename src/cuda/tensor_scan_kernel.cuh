@@ -13,9 +13,9 @@
 //   2. each thread folds its K rows per column, the threads' folds are scanned along TR (warp
 //      shuffles, then one value per warp row through shared memory): every thread's prefix
 //      within the tile, and the tile's aggregate per column;
-//   3. warp 0 publishes the tile's aggregates and looks back for its prefix (below) while the
-//      other warps write their local scans (tile-local, in the accumulator type) into shared
-//      memory; warp 0 writes its own after the look-back;
+//   3. warp 0 publishes the tile's aggregates, every thread writes its local scan (tile-local,
+//      in the accumulator type) into shared memory, then the whole block looks back for the
+//      tile's prefix (below);
 //   4. store, striped: out = prefix op local (the prefix of the column: the look-back's, or init
 //      for exclusive scans; none for the first row tile of an inclusive scan), coalesced, 16-byte
 //      stores where a chunk is whole and aligned.
@@ -28,10 +28,10 @@
 // per column, the aggregate and the inclusive prefix, every 32-bit word of a value travelling
 // with the call's flag in one 8-byte store (the core scan's tile-state convention,
 // device/scan_tile_state.cuh: single-copy atomic, no fences; the same header and epochs, so a
-// workspace can serve core scans and tensor scans alike). Warp 0 reads 32 predecessors' status
-// words at a time, finds the nearest one with an inclusive prefix whose newer ones all have
-// aggregates (moving 32 further back when all have aggregates only), then each lane folds its
-// columns LEFT TO RIGHT: that inclusive prefix, then the newer aggregates oldest first, spinning
+// workspace can serve core scans and tensor scans alike). The block reads kThreads predecessors'
+// status words at a time, finds the nearest one with an inclusive prefix whose newer ones all
+// have aggregates (moving kThreads further back when all have aggregates only), then folds each
+// column LEFT TO RIGHT: that inclusive prefix, then the newer aggregates oldest first, spinning
 // on any value word whose flag has not landed yet. Whichever predecessor it stopped at, that is
 // the left fold of all tile aggregates before the tile (and init), so every call gives the same
 // bits. A matrix whose rows fit one tile has no look-back and no workspace.
@@ -77,11 +77,9 @@ struct TileSpec {
   static constexpr bool kWide = sizeof(A) > sizeof(T);          // local scans need their own tile
   static constexpr int kAChunksPerIn = kVc / kVa;                // 1 or 2
   static constexpr int kWords = (static_cast<int>(sizeof(A)) + 3) / 4;
-  // The look-back's loads in flight per lane (each one value of one predecessor tile): more
-  // spilled registers (ptxas, sm_90: 4 and 8 did in the 32-bit integer kernels).
-  static constexpr int kLookbackLoads = sizeof(A) > 4 ? 2 : 4;
-  // Values the look-back gathers per round (whole predecessors: at least one chained tile's width).
-  static constexpr int kLookbackScratch = 256;
+  // Values the look-back gathers per round, all loads in flight at once (kLookbackScratch /
+  // kThreads per thread): whole predecessors, at least one chained tile's width.
+  static constexpr int kLookbackScratch = tuning::kTensorScanLookbackBytes / static_cast<int>(sizeof(A));
   __device__ __forceinline__ static T identity_input() { return static_cast<T>(F::identity()); }
   __device__ __forceinline__ static A load(T v) { return static_cast<A>(v); }
   __device__ __forceinline__ static O store(A v) { return static_cast<O>(v); }
@@ -310,7 +308,7 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
 #pragma unroll
     for (int v = 0; v < kV; ++v) run[v] = f(run[v], wexcl[v]);
 
-  // 3. Warp 0: the tile's aggregates, publication and look-back. The others: their local scans.
+  // 3. The tile's aggregates, the local scans and the look-back.
   const bool has_tile_prefix = org.row_tile > 0 || a.exclusive;
   A init;
   memcpy(&init, &a.init_bits, sizeof(A));
@@ -344,126 +342,153 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
       }
     }
   };
+  // 3a. Warp 0: the tile's aggregates, and their publication (a chain's first tile publishes its
+  // inclusive prefix at once).
+  const std::int64_t rt = org.row_tile;
+  const bool has_successor = rt + 1 < a.row_tiles;
+  const std::size_t tile_words = 2 + 2 * static_cast<std::size_t>(width) * Spec::kWords;
+  unsigned long long* const mine =
+      chained ? reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(a.header) + kScanHeaderBytes) +
+                    static_cast<std::size_t>(t) * tile_words
+              : nullptr;
+  auto agg_of = [&](unsigned long long* st, int c) { return st + 2 + static_cast<std::size_t>(c) * Spec::kWords; };
+  auto inc_of = [&](unsigned long long* st, int c) {
+    return st + 2 + static_cast<std::size_t>(width + c) * Spec::kWords;
+  };
   if (warp == 0) {
     for (int c = lane; c < width; c += 32) {
       A s = wt[c];
       for (int w = 1; w < warp_row_count; ++w) s = f(s, wt[w * width + c]);
       vals[c] = s;
     }
-    if (chained) {
-      const std::size_t tile_words = 2 + 2 * static_cast<std::size_t>(width) * Spec::kWords;
-      unsigned long long* const state = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(a.header) + kScanHeaderBytes);
-      unsigned long long* const mine = state + static_cast<std::size_t>(t) * tile_words;
-      auto agg_of = [&](unsigned long long* st, int c) { return st + 2 + static_cast<std::size_t>(c) * Spec::kWords; };
-      auto inc_of = [&](unsigned long long* st, int c) {
-        return st + 2 + static_cast<std::size_t>(width + c) * Spec::kWords;
-      };
-      const std::int64_t rt = org.row_tile;
-      const bool has_successor = rt + 1 < a.row_tiles;
-      if (rt == 0) {
-        // Tile 0 of the chain: its inclusive prefix needs no predecessor.
-        for (int c = lane; c < width; c += 32) {
-          publish_scan_slot(inc_of(mine, c), a.exclusive ? f(init, vals[c]) : vals[c], flag);
-          if (a.exclusive) vals[c] = init;
-        }
-        __syncwarp();
-        if (lane == 0) publish_scan_slot(mine + 1, 0u, flag);
-      } else {
-        if (has_successor) {
-          for (int c = lane; c < width; c += 32) publish_scan_slot(agg_of(mine, c), vals[c], flag);
-          __syncwarp();
-          if (lane == 0) publish_scan_slot(mine + 0, 0u, flag);
-        }
-        // Find the nearest predecessor with an inclusive prefix whose newer ones have aggregates.
-        std::int64_t newest = rt - 1, stop = 0;
-        const std::size_t chain_step = static_cast<std::size_t>(a.col_tiles) * tile_words;
-        while (true) {
-          const std::int64_t pr = newest - lane;
-          bool inclusive = false, any = false;
-          if (pr >= 0) {
-            const unsigned long long* st = mine - static_cast<std::size_t>(rt - pr) * chain_step;
-            const unsigned long long wa = load_word(st), wi = load_word(st + 1);
-            inclusive = static_cast<unsigned>(wi >> 32) == flag;
-            any = inclusive || static_cast<unsigned>(wa >> 32) == flag;
-          }
-          const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive);
-          const unsigned any_mask = __ballot_sync(0xffffffffu, any);
-          if (inclusive_mask != 0) {
-            const int s = __ffs(inclusive_mask) - 1;
-            const unsigned newer = (1u << s) - 1u;
-            if ((any_mask & newer) == newer) {
-              stop = newest - s;
-              break;
-            }
-          } else if (any_mask == 0xffffffffu) {
-            newest -= 32;
-          }
-        }
-        // Per column, the left fold from that inclusive prefix through the newer aggregates, in
-        // rounds of whole predecessors: the warp's lanes load a round's values (predecessor-major,
-        // kLookbackLoads in flight per lane; a word whose flag has not landed yet is polled again)
-        // into `scratch`, then each lane folds its columns' values of the round in order.
-        constexpr int kLoads = Spec::kLookbackLoads;
-        constexpr int kWords = Spec::kWords;
-        const int width_log2 = tc_shift + (kV >= 8 ? 3 : kV >= 4 ? 2 : kV >= 2 ? 1 : 0);
-        const int per_round = Spec::kLookbackScratch >> width_log2;  // >= 1 (static_assert above)
-        for (std::int64_t first = stop; first < rt; first += per_round) {
-          const int count = static_cast<int>(rt - first < per_round ? rt - first : per_round);
-          const int total = count << width_log2;
-#pragma unroll 1
-          for (int base = 0; base < total; base += 32 * kLoads) {
-            unsigned long long w[kLoads][kWords];
-            unsigned long long* word[kLoads];
-#pragma unroll
-            for (int k = 0; k < kLoads; ++k) {
-              const int i = base + lane + 32 * k;
-              word[k] = nullptr;
-              if (i < total) {
-                const std::int64_t pr = first + (i >> width_log2);
-                const int c = i & (width - 1);
-                unsigned long long* st = mine - static_cast<std::size_t>(rt - pr) * chain_step;
-                word[k] = pr == stop ? inc_of(st, c) : agg_of(st, c);
-                load_scan_slot<A>(word[k], w[k]);
-              }
-            }
-#pragma unroll
-            for (int k = 0; k < kLoads; ++k) {
-              if (word[k] != nullptr) {
-                unsigned words[kWords];
-#pragma unroll
-                for (int q = 0; q < kWords; ++q) {
-                  while (static_cast<unsigned>(w[k][q] >> 32) != flag) w[k][q] = load_word(word[k] + q);
-                  words[q] = static_cast<unsigned>(w[k][q]);
-                }
-                memcpy(scratch + base + lane + 32 * k, words, sizeof(A));
-              }
-            }
-          }
-          __syncwarp();
-          for (int c = lane; c < width; c += 32) {
-            A p = first == stop ? scratch[c] : running[c];
-            for (int j = first == stop ? 1 : 0; j < count; ++j) p = f(p, scratch[(j << width_log2) + c]);
-            running[c] = p;
-          }
-          __syncwarp();
-        }
-        for (int c = lane; c < width; c += 32) {
-          const A p = running[c];
-          if (has_successor) publish_scan_slot(inc_of(mine, c), f(p, vals[c]), flag);
-          vals[c] = p;
-        }
-        if (has_successor) {
-          __syncwarp();
-          if (lane == 0) publish_scan_slot(mine + 1, 0u, flag);
-        }
+    if (chained && rt == 0) {
+      for (int c = lane; c < width; c += 32) {
+        publish_scan_slot(inc_of(mine, c), a.exclusive ? f(init, vals[c]) : vals[c], flag);
+        if (a.exclusive) vals[c] = init;
       }
-    } else if (a.exclusive) {
+      __syncwarp();
+      if (lane == 0) publish_scan_slot(mine + 1, 0u, flag);
+    } else if (chained && has_successor) {
+      for (int c = lane; c < width; c += 32) publish_scan_slot(agg_of(mine, c), vals[c], flag);
+      __syncwarp();
+      if (lane == 0) publish_scan_slot(mine + 0, 0u, flag);
+    } else if (!chained && a.exclusive) {
       for (int c = lane; c < width; c += 32) vals[c] = init;
     }
-    __syncwarp();
   }
+  // 3b. Every thread: its local scan (tile-local, in the accumulator type) into shared memory.
   local_scan();
   __syncthreads();
+
+  // 3c. The look-back, by the whole block (a chained tile after the first). Measured on the H100
+  // (2026-11-26, 471912b) with one warp folding 256 values a round: tall narrow matrices ran at
+  // 4.6-60 % of the copy ceiling, because a look-back's cost grew with the distance to the
+  // nearest inclusive prefix, and that distance with the look-backs' cost.
+  //   - Find the nearest predecessor with an inclusive prefix whose newer ones all have
+  //     aggregates: each thread reads one predecessor's two status words (kThreads a round), the
+  //     warps' ballots meet in shared memory, and every thread takes the same decision.
+  //   - Fold per column LEFT TO RIGHT from that inclusive prefix through the newer aggregates,
+  //     oldest first, in rounds: all threads load a round's values (kLookbackScratch, every load
+  //     of the round in flight at once; a value word whose flag has not landed yet is polled
+  //     again) into `scratch`, then one thread per column folds the round in order.
+  // Whichever predecessor the search stopped at, that is the left fold of all tile aggregates
+  // before the tile (and init), so every call gives the same bits.
+  if (chained && rt > 0) {
+    __shared__ unsigned s_inclusive[kThreads / 32], s_any[kThreads / 32];
+    const std::size_t chain_step = static_cast<std::size_t>(a.col_tiles) * tile_words;
+    std::int64_t newest = rt - 1, stop = 0;
+    while (true) {
+      const std::int64_t pr = newest - tid;
+      bool inclusive = false, any = false;
+      if (pr >= 0) {
+        const unsigned long long* st = mine - static_cast<std::size_t>(rt - pr) * chain_step;
+        const unsigned long long wa = load_word(st), wi = load_word(st + 1);
+        inclusive = static_cast<unsigned>(wi >> 32) == flag;
+        any = inclusive || static_cast<unsigned>(wa >> 32) == flag;
+      }
+      const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive);
+      const unsigned any_mask = __ballot_sync(0xffffffffu, any);
+      if (lane == 0) {
+        s_inclusive[warp] = inclusive_mask;
+        s_any[warp] = any_mask;
+      }
+      __syncthreads();
+      int found = -1;      // distance (from `newest`) of the stop, if the round decides it
+      bool all_any = true;  // every predecessor of the round has at least an aggregate
+#pragma unroll 1
+      for (int w = 0; w < kThreads / 32 && found < 0; ++w) {
+        const unsigned im = s_inclusive[w], am = s_any[w];
+        if (im != 0) {
+          const int s = __ffs(im) - 1;
+          const unsigned newer = (1u << s) - 1u;
+          if (all_any && (am & newer) == newer) found = w * 32 + s;
+          else all_any = false;
+          break;
+        }
+        if (am != 0xffffffffu) all_any = false;
+      }
+      __syncthreads();  // the masks are read before the next round writes them
+      if (found >= 0) {
+        stop = newest - found;
+        break;
+      }
+      if (all_any) newest -= kThreads;
+    }
+    constexpr int kScratch = Spec::kLookbackScratch;
+    constexpr int kLoads = kScratch / kThreads;
+    constexpr int kWords = Spec::kWords;
+    static_assert(kLoads * kThreads == kScratch);
+    const int width_log2 = tc_shift + (kV >= 8 ? 3 : kV >= 4 ? 2 : kV >= 2 ? 1 : 0);
+    const int per_round = kScratch >> width_log2;  // >= 1 (static_assert on tile_chain_max_cols)
+    for (std::int64_t first = stop; first < rt; first += per_round) {
+      const int count = static_cast<int>(rt - first < per_round ? rt - first : per_round);
+      const int total = count << width_log2;
+      unsigned long long w[kLoads][kWords];
+      unsigned long long* word[kLoads];
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        const int i = k * kThreads + tid;
+        word[k] = nullptr;
+        if (i < total) {
+          const std::int64_t p = first + (i >> width_log2);
+          const int c = i & (width - 1);
+          unsigned long long* st = mine - static_cast<std::size_t>(rt - p) * chain_step;
+          word[k] = p == stop ? inc_of(st, c) : agg_of(st, c);
+          load_scan_slot<A>(word[k], w[k]);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        if (word[k] != nullptr) {
+          unsigned words[kWords];
+#pragma unroll
+          for (int q = 0; q < kWords; ++q) {
+            while (static_cast<unsigned>(w[k][q] >> 32) != flag) w[k][q] = load_word(word[k] + q);
+            words[q] = static_cast<unsigned>(w[k][q]);
+          }
+          memcpy(scratch + k * kThreads + tid, words, sizeof(A));
+        }
+      }
+      __syncthreads();
+      for (int c = tid; c < width; c += kThreads) {
+        A p = first == stop ? scratch[c] : running[c];
+        // Unrolled so that the shared loads run ahead of the chain of combines (narrow tiles
+        // fold hundreds of predecessors per column).
+#pragma unroll 8
+        for (int j = first == stop ? 1 : 0; j < count; ++j) p = f(p, scratch[(j << width_log2) + c]);
+        running[c] = p;
+      }
+      __syncthreads();
+    }
+    for (int c = tid; c < width; c += kThreads) {
+      const A p = running[c];
+      if (has_successor) publish_scan_slot(inc_of(mine, c), f(p, vals[c]), flag);
+      vals[c] = p;
+    }
+    // The status word may land before other threads' values: a reader polls each value word.
+    if (has_successor && tid == 0) publish_scan_slot(mine + 1, 0u, flag);
+    __syncthreads();
+  }
 
   // 4. Store, striped: out = prefix op local.
   constexpr int kStoreBytes = kVa * static_cast<int>(sizeof(O));  // 16, or 8 for 16-bit outputs

@@ -37,9 +37,15 @@ constexpr int tensor_scan_min_blocks(std::size_t elem_bytes, std::size_t accum_b
 // memory budget above.
 inline constexpr int kTensorScanMaxTC = 128;
 // When the scanned axis needs several row tiles, TC is capped here so that a tile has at least
-// 2048 / 32 = 64 rows: the look-back state (two flagged words per column per tile) then costs at
-// most 1/8 (f32) of the data's traffic, and the chain along a column is short enough.
-inline constexpr int kTensorScanChainMaxTC = 32;
+// 2048 / 8 = 256 rows (f32: 32 columns): the look-back state (two flagged words per column per
+// tile) then costs at most 1/32 of the data's traffic, and a predecessor costs a look-back 32
+// values. At 32 (128 f32 columns) the look-backs could not keep up with the tiles on the H100
+// (2026-11-26, 471912b: cumsum over dim 0 of (2^18, 256) f32 at 4.6 % of the copy ceiling):
+// a chain's tiles arrive at (bandwidth / tile bytes) / column tiles, so wide chained tiles make
+// both more values per predecessor and more tiles per chain.
+inline constexpr int kTensorScanChainMaxTC = 8;
+// Bytes of predecessor values a look-back round gathers (all loads of a round in flight at once).
+inline constexpr int kTensorScanLookbackBytes = 4096;
 // L2 prefetch of the input of the tile that will be drawn this many bytes of tiles ahead (the core
 // scan's measured distance), in calls of at least kTensorScanPrefetchMinWaves waves of tiles.
 inline constexpr std::int64_t kTensorScanPrefetchAheadBytes = std::int64_t{2} << 20;
