@@ -132,6 +132,18 @@ std::vector<Case> gpu_cases() {
   return v;
 }
 
+bool selected(const Case& c, const std::string& only) {
+  if (only.empty()) return true;
+  const std::string name = c.name();
+  std::size_t b = 0;
+  while (b <= only.size()) {
+    const std::size_t e = std::min(only.find('|', b), only.size());
+    if (e > b && name.find(only.substr(b, e - b)) != std::string::npos) return true;
+    b = e + 1;
+  }
+  return false;
+}
+
 std::vector<Case> cpu_cases() {
   std::vector<Case> v;
   for (const auto& [rows, cols] : matrices())

@@ -58,6 +58,8 @@ const std::vector<std::pair<std::int64_t, std::int64_t>>& matrices();
 std::vector<Case> gpu_cases();
 // The CPU section's cases: sum over dim 1 and dim 0 of every matrix (bar >= 80 %).
 std::vector<Case> cpu_cases();
+// `--only`: whether the case's name contains one of the '|'-separated texts (empty: every case).
+bool selected(const Case& c, const std::string& only);
 
 // The power-law and uniform segment layouts (fixed seeds: the same segments every run).
 // Returns the offsets (num_segments + 1 entries, offsets[0] == 0).

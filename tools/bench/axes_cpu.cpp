@@ -215,6 +215,7 @@ int run_axes_cpu(const Options& opt, const char* why) {
   std::vector<float> out;
   std::string section;
   for (const Case& c : axes::cpu_cases()) {
+    if (!axes::selected(c, opt.only)) continue;
     if (c.section != section) {
       section = c.section;
       axes::print_axes_section(section);

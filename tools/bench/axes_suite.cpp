@@ -517,6 +517,7 @@ int AxesGpu::run() {
   outs_.prepare(std::size_t{256} << 20);  // the largest case's output first: later cases reuse it
   std::string section;
   for (const Case& c : axes::gpu_cases()) {
+    if (!axes::selected(c, opt_.only)) continue;
     if (c.section != section) {
       section = c.section;
       axes::print_axes_section(section);

@@ -23,7 +23,7 @@ const char* kUsage =
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...] [--tiers A-B]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
     "       foldkit-bench scan [--sweep] [--quick] [--csv FILE]\n"
-    "       foldkit-bench axes [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate]\n"
+    "       foldkit-bench axes [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate] [--only TEXT]\n"
     "\n"
     "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
     "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
@@ -55,6 +55,7 @@ const char* kUsage =
     "                   segmented sums; beside the read (or copy) ceiling and CUB DeviceSegmentedReduce, every\n"
     "                   result checked, each case's bar met or not. --backend cpu (or no GPU): foldkit::cpu sums\n"
     "                   over dim 1 and dim 0 of the matrices vs an all-core read ceiling\n"
+    "  --only TEXT      axes: only the cases whose name contains TEXT (several: A|B)\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
@@ -108,6 +109,10 @@ int main(int argc, char** argv) {
       opt.gate = false;
     } else if (a == "--busy") {
       opt.busy = true;
+    } else if (a == "--only" && opt.axes) {
+      const char* v = value();
+      if (!v) return usage_error("--only needs the text a case name contains", nullptr);
+      opt.only = v;
     } else if (a == "--csv") {
       const char* v = value();
       if (!v) return usage_error("--csv needs a file name", nullptr);

@@ -21,6 +21,7 @@ struct Options {
   bool busy = false;          // CPU table: run 2 busy threads per core beside it (cpu_suite.cpp)
   Backend backend = Backend::automatic;
   std::string csv_path;       // empty: no CSV
+  std::string only;           // `axes --only TEXT`: only the cases whose name contains TEXT
   std::vector<std::string> sweep_dtypes;  // empty: every dtype
   int sweep_tier_first = 0, sweep_tier_last = 99;  // `sweep --tiers A-B`: only those size tiers
   std::string command_line;   // argv joined, printed in the header
