@@ -2,7 +2,7 @@
 """PyTorch on the GPU cases of `foldkit-bench axes` (issue #22), timed the way foldkit-bench
 times foldkit, and foldkit/torch per case.
 
-  python3 scripts/torch_axes.py --csv OUT.csv [--foldkit AXES.csv] [--quick] [--only SUBSTR]
+  python3 scripts/torch_axes.py --csv OUT.csv [--foldkit AXES.csv] [--quick] [--only 'SUBSTR|^PREFIX|...']
 
 Cases (the same (op, dtype, shape, axes) as tools/bench/axes_common.cpp, so rows pair up):
   - nine 2^26-element f32 matrices (2^24x4 ... 16x2^22): sum, amax, argmax over dim 1 and dim 0,
@@ -289,7 +289,8 @@ def run_torch(args) -> list[dict]:
     print(f"{'case':44} {'median us':>10} {'batch us':>10} {'GB/s':>7}  note")
     rows = []
     for c in cases():
-        if args.only and args.only not in c.name:
+        if args.only and not any(c.name.startswith(s[1:]) if s.startswith("^") else s in c.name
+                                 for s in args.only.split("|") if s):
             continue
         row = dict(gpu=gpu, date=date, torch=torch.__version__, cuda=torch.version.cuda or "",
                    case=c.name, section=c.section, op=c.op, shape=c.shape_text, axes=c.axes,
@@ -390,7 +391,7 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", required=True, help="write torch's rows here")
     ap.add_argument("--foldkit", help="foldkit-bench axes CSV: print foldkit/torch per case")
     ap.add_argument("--quick", action="store_true", help="3 warm-ups, median of 20, batch of 100")
-    ap.add_argument("--only", help="only the cases whose name contains this")
+    ap.add_argument("--only", help="only the cases whose name contains one of these |-separated substrings (^x: starts with x)")
     args = ap.parse_args(argv)
     t0 = time.time()
     rows = run_torch(args)

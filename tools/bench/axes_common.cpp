@@ -138,7 +138,12 @@ bool selected(const Case& c, const std::string& only) {
   std::size_t b = 0;
   while (b <= only.size()) {
     const std::size_t e = std::min(only.find('|', b), only.size());
-    if (e > b && name.find(only.substr(b, e - b)) != std::string::npos) return true;
+    const std::string token = only.substr(b, e - b);
+    if (!token.empty() && token[0] == '^') {  // a prefix
+      if (name.compare(0, token.size() - 1, token, 1) == 0) return true;
+    } else if (!token.empty() && name.find(token) != std::string::npos) {
+      return true;
+    }
     b = e + 1;
   }
   return false;

@@ -55,7 +55,7 @@ const char* kUsage =
     "                   segmented sums; beside the read (or copy) ceiling and CUB DeviceSegmentedReduce, every\n"
     "                   result checked, each case's bar met or not. --backend cpu (or no GPU): foldkit::cpu sums\n"
     "                   over dim 1 and dim 0 of the matrices vs an all-core read ceiling\n"
-    "  --only TEXT      axes: only the cases whose name contains TEXT (several: A|B)\n"
+    "  --only TEXT      axes: only the cases whose name contains TEXT (several: A|B; ^A: starts with A)\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
