@@ -1,5 +1,7 @@
 // Sums 1..n with foldkit's CPU backend and, in CUDA builds with a GPU present, its CUDA backend,
-// and checks the exact answer n(n+1)/2. Exit status 0 means every available backend agreed.
+// and checks the exact answer n(n+1)/2; on the CPU also as the row sums of a (1000, 1000) view
+// with a user functor (the header-only tensor reduce_custom). Exit status 0 means every
+// available backend agreed.
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
@@ -7,6 +9,7 @@
 
 #include "foldkit/config.hpp"
 #include "foldkit/reduce.hpp"
+#include "foldkit/tensor_reduce_custom.hpp"
 #if FOLDKIT_WITH_CUDA
 #include <cuda_runtime_api.h>
 
@@ -14,6 +17,19 @@
 #endif
 
 namespace {
+
+struct Plus {  // a user functor (int32_t rows of 1000 of these values fit)
+  std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a + b; }
+};
+
+// The row sums of `data` as a (1000, n / 1000) tensor, added up.
+std::int64_t tensor_rows_sum(const std::vector<std::int32_t>& data) {
+  const std::int64_t rows = 1000, cols = static_cast<std::int64_t>(data.size()) / rows;
+  std::vector<std::int32_t> sums(static_cast<std::size_t>(rows));
+  foldkit::cpu::reduce_custom(foldkit::TensorView::contiguous(data.data(), foldkit::DType::i32, {rows, cols}), {1}, false,
+                              foldkit::TensorView::contiguous(sums.data(), foldkit::DType::i32, {rows}), Plus{}, 0);
+  return std::accumulate(sums.begin(), sums.end(), std::int64_t{0});
+}
 
 bool check(const char* backend, std::int64_t got, std::int64_t want) {
   std::printf("%s sum = %lld (%s)\n", backend, static_cast<long long>(got), got == want ? "ok" : "WRONG");
@@ -59,6 +75,7 @@ int main() {
 
   std::printf("foldkit %s (CUDA backend: %d)\n", FOLDKIT_VERSION, FOLDKIT_WITH_CUDA);
   bool ok = check("cpu", foldkit::cpu::sum(data.data(), n), want);
+  ok = check("cpu tensor rows", tensor_rows_sum(data), want) && ok;
 #if FOLDKIT_WITH_CUDA
   ok = cuda_sum_ok(data, want) && ok;
 #endif

@@ -126,6 +126,11 @@ template <> struct dtype_of<double> { static constexpr DType value = DType::f64;
 template <> struct dtype_of<half> { static constexpr DType value = DType::f16; };
 template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::bf16; };
 template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
+// Whether T is one of the eight dtypes (has a dtype_v): for templates over user types, such as
+// the tensor reduce_custom forms, to static_assert with a clear message.
+template <class T, class = void> struct has_dtype : std::false_type {};
+template <class T> struct has_dtype<T, std::void_t<decltype(dtype_of<T>::value)>> : std::true_type {};
+template <class T> inline constexpr bool has_dtype_v = has_dtype<T>::value;
 
 template <class T> inline constexpr bool is_16bit_float_v =
     std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;

@@ -24,6 +24,7 @@
 // Determinism: each output element is reduced in a fixed order that depends only on the input
 // view, never on the thread count. When an output element's elements form one contiguous run,
 // its value is bit for bit foldkit::cpu::reduce<Op, T> over that run.
+// User functors along axes (reduce_custom over TensorViews): foldkit/tensor_reduce_custom.hpp.
 #pragma once
 
 #include <cstdint>

@@ -52,4 +52,16 @@ ReducePlan prepare_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool
                      values != nullptr ? values->strides : nullptr);
 }
 
+ReducePlan prepare_reduce_custom(DType dtype, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out) {
+  validate(in, "input");
+  validate(out, "out");
+  if (in.dtype != dtype)
+    bad(std::string("input has dtype ") + dtype_name(in.dtype) + "; the functor's element type is " + dtype_name(dtype));
+  const ReducePlan shape_only = plan_reduce(in, axes, keepdims);  // checks the axes
+  check_output_shape(out, "out", dtype, shape_only);
+  check_no_self_overlap(out, "out");
+  if (views_overlap(out, in)) bad("out overlaps the input");
+  return plan_reduce(in, axes, keepdims, out.strides, ReducedOrder::memory);
+}
+
 }  // namespace foldkit::detail

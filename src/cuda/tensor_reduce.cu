@@ -1,8 +1,10 @@
 // foldkit::cuda::reduce over tensors (foldkit/cuda/tensor_reduce.hpp): checks, then picks a
 // kernel family and launch shape from the backend-independent plan
-// (foldkit/detail/reduce_plan.hpp) and launches it (kernels: tensor_reduce_kernels.cuh,
-// instantiated in tensor_reduce_{int,int64,float,half}.cu; constants:
-// foldkit/cuda/tuning/tensor_reduce_tuning.hpp).
+// (foldkit/detail/reduce_plan.hpp) and launches it (kernels:
+// foldkit/cuda/device/tensor_reduce_kernels.cuh, instantiated in
+// tensor_reduce_{int,int64,float,half}.cu; constants: foldkit/cuda/tuning/tensor_reduce_tuning.hpp).
+// The user-functor path (foldkit/cuda/tensor_reduce_custom.cuh) gets its checks and its choice
+// here too (dispatch/tensor_reduce_runtime.hpp) and launches the same kernels with its functor.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 
 #include "common/erased_dispatch.hpp"
 #include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/dispatch/tensor_reduce_runtime.hpp"
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tensor_reduce.hpp"
 #include "foldkit/detail/reduce_plan.hpp"
@@ -49,6 +52,24 @@ int ceil_log2(std::int64_t v) {
 }
 std::size_t align16(std::size_t b) { return (b + 15) / 16 * 16; }
 
+// Chunks per output (1..max_chunks) for a launch of outputs * chunks equal blocks of which
+// `resident` run at once: the fewest that fill the last wave to tn::kWaveFillPercent, else the
+// fullest of the few tried. (256, 2^18) f32 over dim 1 took 5 chunks, 1280 blocks at 396
+// resident: 3.2 waves, the last a fifth full.
+std::int64_t whole_waves_chunks(std::int64_t outputs, std::int64_t max_chunks, std::int64_t resident) {
+  max_chunks = std::max<std::int64_t>(1, max_chunks);
+  const std::int64_t first = std::clamp<std::int64_t>(resident / outputs, 1, max_chunks);
+  const std::int64_t last = std::min(max_chunks, 8 * first + 8);
+  std::int64_t best = first, best_fill = 0;
+  for (std::int64_t ch = first; ch <= last; ++ch) {
+    const std::int64_t blocks = outputs * ch;
+    const std::int64_t fill = blocks * 100 / (ceil_div(blocks, resident) * resident);
+    if (fill >= tn::kWaveFillPercent) return ch;
+    if (fill > best_fill) best = ch, best_fill = fill;
+  }
+  return best;
+}
+
 void copy_dims(Dims& d, const PlanDim* dims, int count) {
   d.rank = count;
   for (int i = 0; i < count; ++i) {
@@ -74,28 +95,36 @@ std::size_t accum_bytes(ReduceOp op, DType dtype) {
 }
 
 // The family and launch shape for a plan, and the workspace bytes it needs (0: none).
-struct Chosen {
-  Choice choice;
-  std::size_t ws_bytes = 0;
-};
+using Chosen = detail::TensorReduceSetup;
 
-Chosen choose(const ReducePlan& p, ReduceOp op, DType dtype, const void* in, int sm_count) {
+// What the kernels fold, as far as the choice depends on it: the element's and the
+// accumulator's bytes (vector width, workspace partials) and whether it is argmin/argmax.
+struct Folded {
+  std::size_t element_bytes;
+  std::size_t accum_bytes;
+  bool is_arg;
+};
+Folded folded(ReduceOp op, DType dtype) {
+  return Folded{dtype_size(dtype), accum_bytes(op, dtype), op == ReduceOp::argmin || op == ReduceOp::argmax};
+}
+
+Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_count) {
   Chosen r;
   Choice& c = r.choice;
   tensor::Launch& l = c.launch;
   l.out_numel = p.out_numel;
   l.reduce_numel = p.reduce_numel;
-  const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(dtype));
+  const std::int64_t V = 16 / static_cast<std::int64_t>(what.element_bytes);
   const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
   const std::int64_t sms = sm_count > 0 ? sm_count : 1;
   const std::int64_t full_grid = sms * tn::kTensorBlocksPerSm;
-  const std::size_t abytes = accum_bytes(op, dtype);
-  // argmin/argmax of 2- and 4-byte types fold a 64-bit key|index (tensor_reduce_kernels.cuh,
+  const std::size_t abytes = what.accum_bytes;
+  // argmin/argmax of 2- and 4-byte types fold a 64-bit key|index (tensor_reduce_ops.cuh,
   // TensorSpec): positions per output must fit its index bits, or the generic kernel takes it.
-  const bool is_arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
-  const std::int64_t packed_arg_limit = dtype_size(dtype) == 4   ? (std::int64_t{1} << 32)
-                                        : dtype_size(dtype) == 2 ? (std::int64_t{1} << 48)
-                                                                 : INT64_MAX;
+  const bool is_arg = what.is_arg;
+  const std::int64_t packed_arg_limit = what.element_bytes == 4   ? (std::int64_t{1} << 32)
+                                        : what.element_bytes == 2 ? (std::int64_t{1} << 48)
+                                                                  : INT64_MAX;
   const PlanDim* inner_red = p.reduced_rank > 0 ? &p.reduced[p.reduced_rank - 1] : nullptr;
   const PlanDim* inner_kept = p.kept_rank > 0 ? &p.kept[p.kept_rank - 1] : nullptr;
 
@@ -114,12 +143,16 @@ Chosen choose(const ReducePlan& p, ReduceOp op, DType dtype, const void* in, int
     }
     c.vec = aligned && l.run % V == 0 && strides_divisible(l.kept, V) && strides_divisible(l.red, V);
     const std::int64_t slots = p.reduce_numel / (c.vec ? V : 1);
-    const bool dense = c.vec && p.reduced_rank == 1 && p.kept_rank == 1 && p.kept[0].in_stride == l.run &&
-                       slots <= 32 * tn::kDenseMaxVectorsPerLane && (slots & (slots - 1)) == 0;
-    if (dense) {
+    const bool adjacent = c.vec && p.reduced_rank == 1 && p.kept_rank == 1 && p.kept[0].in_stride == l.run;
+    // Short rows (a power of two up to 32 * kDenseMaxVectorsPerLane vectors), or long rows of
+    // whole rounds of 8 vectors per lane when there are enough of them for a warp each.
+    const bool short_dense = slots <= 32 * tn::kDenseMaxVectorsPerLane && (slots & (slots - 1)) == 0;
+    const bool long_dense = slots % (32 * tn::kDenseLoadsInFlight) == 0 && slots <= 32 * tn::kDenseMaxVectorsPerLaneLong &&
+                            p.out_numel >= sms * tn::kDenseLongMinRowsPerSm;
+    if (adjacent && (short_dense || long_dense)) {
       c.family = Family::rows_dense;
-      l.group_shift = ceil_log2(slots);
-      l.chunks = slots > 32 ? slots / 32 : 1;  // vectors per lane (kM)
+      l.group_shift = short_dense ? ceil_log2(slots) : 0;
+      l.chunks = slots > 32 ? slots / 32 : 1;  // vectors per lane (M)
       const std::int64_t threads = ceil_div(p.out_numel * slots, tn::kDenseLoadsInFlight);
       c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(threads, tn::kTensorThreads), 1, full_grid));
       return r;
@@ -130,9 +163,14 @@ Chosen choose(const ReducePlan& p, ReduceOp op, DType dtype, const void* in, int
     const bool few_outputs = group_lanes < sms * tn::kRowsGroupMinLanesPerSm;
     if (few_outputs && slots > 32 * per_group && p.out_numel <= kIntMax) {
       c.family = Family::rows_block;
-      const std::int64_t by_grid = ceil_div(full_grid, p.out_numel);
+      // Blocks resident at once: the minimum __launch_bounds__ guarantees the kernel
+      // (tensor_reduce_kernels.cuh: the contiguous walk when every output is one run).
+      const bool contig = c.vec && p.reduced_rank == 1;
+      const std::int64_t resident =
+          sms * (!contig ? tn::kTensorMinBlocksPerSm
+                         : is_arg ? tn::kRowsBlockContigArgMinBlocksPerSm : tn::kRowsBlockContigMinBlocksPerSm);
       const std::int64_t by_work = std::max<std::int64_t>(1, slots / (tn::kTensorThreads * tn::kRowsMinVectorsPerThread));
-      l.chunks = std::max<std::int64_t>(1, std::min({by_grid, by_work, kIntMax / p.out_numel}));
+      l.chunks = whole_waves_chunks(p.out_numel, std::min(by_work, kIntMax / p.out_numel), resident);
       c.grid = static_cast<unsigned>(p.out_numel * l.chunks);
       if (l.chunks > 1) {
         l.partials_offset = static_cast<std::int64_t>(align16(static_cast<std::size_t>(p.out_numel) * 4));
@@ -161,6 +199,9 @@ Chosen choose(const ReducePlan& p, ReduceOp op, DType dtype, const void* in, int
     // splits' partials with TY = 256 / TX threads per column, so splits / TY is that fold's
     // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
     std::int64_t chunks = 1, base_blocks = 0;
+    // The minimum resident blocks outer_kernel's __launch_bounds__ guarantees.
+    const std::int64_t outer_resident =
+        sms * (is_arg && what.element_bytes == 4 ? tn::kOuterArg4MinBlocksPerSm : tn::kTensorMinBlocksPerSm);
     const int top = std::min(ceil_log2(cvec), ceil_log2(tn::kOuterMaxColumnThreads));
     // Narrower rows keep the fold-depth rule alone: (2^22, 16) argmax over dim 0 read 78 % of
     // the read ceiling with 2 column threads, 71 % with 4 (sum: 87 % and 90 %).
@@ -171,9 +212,8 @@ Chosen choose(const ReducePlan& p, ReduceOp op, DType dtype, const void* in, int
       l.col_tiles = ceil_div(cvec, tx);
       base_blocks = l.batches * l.col_tiles;
       if (base_blocks > kIntMax) break;
-      const std::int64_t by_grid = ceil_div(full_grid, base_blocks);
       const std::int64_t by_work = std::max<std::int64_t>(1, p.reduce_numel / (ty * tn::kOuterMinRowsPerThread));
-      chunks = std::max<std::int64_t>(1, std::min({by_grid, by_work, kIntMax / base_blocks}));
+      chunks = whole_waves_chunks(base_blocks, std::min(by_work, kIntMax / base_blocks), outer_resident);
       if (chunks == 1 || ceil_div(chunks, ty) <= tn::kOuterMaxFoldDepth) break;
     }
     if (base_blocks <= kIntMax && (!is_arg || p.reduce_numel < packed_arg_limit)) {
@@ -228,7 +268,7 @@ std::string describe_choice(const Chosen& ch) {
   switch (c.family) {
     case Family::rows_packed: s += " run=" + std::to_string(l.run); break;
     case Family::rows_dense:
-      s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(std::min(32, 1 << l.group_shift));
+      s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(l.chunks > 1 ? 32 : std::min(32, 1 << l.group_shift));
       break;
     case Family::rows_group: s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(1 << l.group_shift); break;
     case Family::rows_block: s += " run=" + std::to_string(l.run) + " blocks/output=" + std::to_string(l.chunks); break;
@@ -256,7 +296,20 @@ Prepared prepare(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims
   detail::check_device_view(in, "input", facts.device);
   detail::check_device_view(out, values != nullptr ? "indices" : "out", facts.device);
   if (values != nullptr) detail::check_device_view(*values, "values", facts.device);
-  if (pr.plan.out_numel > 0) pr.chosen = choose(pr.plan, op, in.dtype, in.data, facts.sm_count);
+  if (pr.plan.out_numel > 0) pr.chosen = choose(pr.plan, folded(op, in.dtype), in.data, facts.sm_count);
+  return pr;
+}
+
+// The user-functor form of prepare(): sum-like (no argmin/argmax) over `dtype`, whose
+// accumulator is the element itself.
+Prepared prepare_custom(DType dtype, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out) {
+  Prepared pr;
+  pr.plan = foldkit::detail::prepare_reduce_custom(dtype, in, axes, keepdims, out);
+  const detail::DeviceFacts facts = detail::current_device_facts();
+  detail::check_device_view(in, "input", facts.device);
+  detail::check_device_view(out, "out", facts.device);
+  const std::size_t bytes = dtype_size(dtype);
+  if (pr.plan.out_numel > 0) pr.chosen = choose(pr.plan, Folded{bytes, bytes, false}, in.data, facts.sm_count);
   return pr;
 }
 
@@ -316,7 +369,7 @@ std::size_t tensor_reduce_workspace_bytes(ReduceOp op, const TensorView& in, Axi
   const ReducePlan p = foldkit::detail::plan_reduce(
       in, axes, keepdims, nullptr, is_arg ? foldkit::detail::ReducedOrder::logical : foldkit::detail::ReducedOrder::memory);
   if (p.out_numel == 0) return 0;
-  return choose(p, op, in.dtype, in.data, detail::current_device_facts().sm_count).ws_bytes;
+  return choose(p, folded(op, in.dtype), in.data, detail::current_device_facts().sm_count).ws_bytes;
 }
 std::size_t tensor_reduce_workspace_bytes(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims,
                                           const TensorView& out) {
@@ -347,5 +400,22 @@ void arg_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims,
   check_arg_op(op);
   run(op, in, axes, keepdims, indices, &values, &ws, stream);
 }
+
+namespace detail {
+
+TensorReduceSetup prepare_tensor_reduce_custom(DType dtype, const TensorView& in, AxisList axes, bool keepdims,
+                                               const TensorView& out) {
+  return prepare_custom(dtype, in, axes, keepdims, out).chosen;
+}
+
+void check_tensor_reduce_workspace(Workspace ws, std::size_t need) { check_workspace(ws, need); }
+
+std::string describe_tensor_reduce_custom(DType dtype, const TensorView& in, AxisList axes, bool keepdims,
+                                          const TensorView& out) {
+  Prepared pr = prepare_custom(dtype, in, axes, keepdims, out);
+  return foldkit::detail::describe_plan(pr.plan) + " " + describe_choice(pr.chosen);
+}
+
+}  // namespace detail
 
 }  // namespace foldkit::cuda

@@ -1,51 +1,20 @@
-// Launches one tensor-reduction kernel family for one (op, dtype): the kernels of
-// tensor_reduce_kernels.cuh, instantiated in tensor_reduce_{int,int64,float,half}.cu (7 ops of
-// two dtypes each) so that the 8 x 7 x 8 kernels compile in parallel.
+// Launches one tensor-reduction kernel family for one built-in (op, dtype): the installed switch
+// (foldkit/cuda/dispatch/tensor_reduce_launch.cuh) with the built-in policy, instantiated in
+// tensor_reduce_{int,int64,float,half}.cu (7 ops of two dtypes each) so that the 8 x 7 x 11
+// kernels compile in parallel; tensor_reduce.cu sees only the extern declarations.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include "tensor_reduce_kernels.cuh"
+#include "foldkit/cuda/device/tensor_reduce_args.hpp"
+#include "foldkit/cuda/dispatch/tensor_reduce_launch.cuh"
+#include "foldkit/ops.hpp"
 
 namespace foldkit::cuda::tensor {
 
-// The launch tensor_reduce.cu chose: family, vector loads or not, grid (kTensorThreads each).
-struct Choice {
-  Family family = Family::generic;
-  bool vec = false;
-  unsigned grid = 1;
-  Launch launch;
-};
-
 template <ReduceOp Op, class T>
 void launch_kernel(const Choice& c, cudaStream_t stream) {
-  const dim3 grid(c.grid), block(tuning::kTensorThreads);
-  switch (c.family) {
-    case Family::rows_packed:
-      rows_packed_kernel<Op, T><<<grid, block, 0, stream>>>(c.launch);
-      break;
-    case Family::rows_dense:
-      // launch.chunks: kM, the vectors per lane of a row (tensor_reduce_kernels.cuh).
-      if (c.launch.chunks == 4) rows_dense_kernel<Op, T, 4><<<grid, block, 0, stream>>>(c.launch);
-      else if (c.launch.chunks == 2) rows_dense_kernel<Op, T, 2><<<grid, block, 0, stream>>>(c.launch);
-      else rows_dense_kernel<Op, T, 1><<<grid, block, 0, stream>>>(c.launch);
-      break;
-    case Family::rows_group:
-      if (c.vec) rows_group_kernel<Op, T, true><<<grid, block, 0, stream>>>(c.launch);
-      else rows_group_kernel<Op, T, false><<<grid, block, 0, stream>>>(c.launch);
-      break;
-    case Family::rows_block:
-      if (c.vec) rows_block_kernel<Op, T, true><<<grid, block, 0, stream>>>(c.launch);
-      else rows_block_kernel<Op, T, false><<<grid, block, 0, stream>>>(c.launch);
-      break;
-    case Family::outer:
-      if (c.vec) outer_kernel<Op, T, true><<<grid, block, 0, stream>>>(c.launch);
-      else outer_kernel<Op, T, false><<<grid, block, 0, stream>>>(c.launch);
-      break;
-    case Family::generic:
-      generic_kernel<Op, T><<<grid, block, 0, stream>>>(c.launch);
-      break;
-  }
+  launch_tensor_reduce<BuiltinTensorOp<Op, T>>(c, c.launch, stream);
 }
 
 // Every op of one dtype: `template` (instantiate here) or `extern template` (instantiated in

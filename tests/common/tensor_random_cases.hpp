@@ -688,6 +688,10 @@ inline std::vector<ShapeSpec> edge_specs() {
   // Whole-vector rows of 2^k elements, 128 to 4096: rows-dense with 1, 2 and 4 vectors per lane,
   // rows-group and rows-block, over every dtype (the vector holds 2 to 8 elements).
   for (int k = 7; k <= 12; ++k) add("rows of 2^k", {67, std::int64_t{1} << k}, {1});
+  // Enough rows of whole rounds of 8 vectors per lane for rows-dense's warp per long row (at
+  // least 64 rows per SM: 8448 on an H100): one round for 4-byte types, two for 8-byte ones.
+  add("long dense rows (8461, 2^10)", {8461, 1024}, {1});
+  v.back().ops = {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax};
   add("4 rows of 3e5", {4, 300000}, {1});
   add("4 rows of 300007", {4, 300007}, {1});
   add("3 rows of 2^17+1", {3, 131073}, {1});
@@ -793,17 +797,14 @@ struct ProblemReference {
   std::vector<unsigned char> zeros;  // bit 0: a +0 seen, bit 1: a -0 seen
 };
 
-template <class T> ProblemReference reference_of(const RandomProblem& p) {
+// Walks the input's LOGICAL index space row-major (never through the planner): f(off, o, pos) for
+// every element, with its storage offset, its output element (row-major over the kept dims) and
+// its position in that output's row (row-major over the reduced dims).
+template <class F> void for_each_element(const RandomProblem& p, F&& f) {
   const Layout& l = p.in;
-  const T* base = static_cast<const T*>(p.storage);
   const std::size_t r = l.shape.size();
-  ProblemReference ref;
-  ref.acc.resize(static_cast<std::size_t>(p.out_numel));
-  ref.argmin_off.assign(static_cast<std::size_t>(p.out_numel), -1);
-  ref.argmax_off.assign(static_cast<std::size_t>(p.out_numel), -1);
-  ref.zeros.assign(static_cast<std::size_t>(p.out_numel), 0);
   const std::int64_t numel = numel_of(l.shape);
-  if (numel == 0) return ref;
+  if (numel == 0) return;
   std::vector<std::int64_t> ow(r, 0), pw(r, 0), idx(r, 0);
   for (std::int64_t d = static_cast<std::int64_t>(r) - 1, so = 1, sp = 1; d >= 0; --d) {
     const auto u = static_cast<std::size_t>(d);
@@ -811,16 +812,8 @@ template <class T> ProblemReference reference_of(const RandomProblem& p) {
     else { ow[u] = so; so *= l.shape[u]; }
   }
   std::int64_t off = l.offset, o = 0, pos = 0;
-  for (std::int64_t f = 0; f < numel; ++f) {
-    const T v = base[off];
-    RefAcc& a = ref.acc[static_cast<std::size_t>(o)];
-    ref_add(a, v, pos);
-    if (a.argmin == pos) ref.argmin_off[static_cast<std::size_t>(o)] = off;
-    if (a.argmax == pos) ref.argmax_off[static_cast<std::size_t>(o)] = off;
-    if constexpr (is_floating_v<T>) {
-      const long double x = to_ld(v);
-      if (x == 0) ref.zeros[static_cast<std::size_t>(o)] |= std::signbit(x) ? 2 : 1;
-    }
+  for (std::int64_t i = 0; i < numel; ++i) {
+    f(off, o, pos);
     for (std::size_t d = r; d-- > 0;) {
       off += l.strides[d];
       o += ow[d];
@@ -832,6 +825,26 @@ template <class T> ProblemReference reference_of(const RandomProblem& p) {
       idx[d] = 0;
     }
   }
+}
+
+template <class T> ProblemReference reference_of(const RandomProblem& p) {
+  const T* base = static_cast<const T*>(p.storage);
+  ProblemReference ref;
+  ref.acc.resize(static_cast<std::size_t>(p.out_numel));
+  ref.argmin_off.assign(static_cast<std::size_t>(p.out_numel), -1);
+  ref.argmax_off.assign(static_cast<std::size_t>(p.out_numel), -1);
+  ref.zeros.assign(static_cast<std::size_t>(p.out_numel), 0);
+  for_each_element(p, [&](std::int64_t off, std::int64_t o, std::int64_t pos) {
+    const T v = base[off];
+    RefAcc& a = ref.acc[static_cast<std::size_t>(o)];
+    ref_add(a, v, pos);
+    if (a.argmin == pos) ref.argmin_off[static_cast<std::size_t>(o)] = off;
+    if (a.argmax == pos) ref.argmax_off[static_cast<std::size_t>(o)] = off;
+    if constexpr (is_floating_v<T>) {
+      const long double x = to_ld(v);
+      if (x == 0) ref.zeros[static_cast<std::size_t>(o)] |= std::signbit(x) ? 2 : 1;
+    }
+  });
   return ref;
 }
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "foldkit/dtype.hpp"
 
@@ -18,6 +20,52 @@ struct MaxAbs {  // max |x| (the result is non-negative); identity 0
     a = a < 0 ? -a : a;
     b = b < 0 ? -b : b;
     return b > a ? b : a;
+  }
+};
+
+struct BitwiseOr {  // associative and commutative on uint32_t; identity 0
+  FOLDKIT_HD std::uint32_t operator()(std::uint32_t a, std::uint32_t b) const { return a | b; }
+};
+
+struct BitwiseAnd {  // associative and commutative on int32_t; identity -1 (every bit set)
+  FOLDKIT_HD std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a & b; }
+};
+
+// min(a + b, INT64_MAX): associative and commutative over NON-NEGATIVE int64_t (then it is the
+// exact sum clamped once at the top); identity 0.
+struct SaturatingAdd {
+  FOLDKIT_HD std::int64_t operator()(std::int64_t a, std::int64_t b) const {
+    return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
+  }
+};
+
+// A pair of uint32_t packed in a uint64_t (high, low), combined lane by lane with max: a 2-lane
+// "max of pairs" through a dtype the tensor views describe; identity 0.
+struct PairMax {
+  FOLDKIT_HD std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const {
+    const std::uint64_t hi = (a >> 32) > (b >> 32) ? (a >> 32) : (b >> 32);
+    const std::uint64_t lo = (a & 0xffffffffu) > (b & 0xffffffffu) ? (a & 0xffffffffu) : (b & 0xffffffffu);
+    return hi << 32 | lo;
+  }
+};
+
+// The largest magnitude of an IEEE type (double, half, bfloat16), compared as the unsigned
+// integers of the bits without the sign: exact, and associative and commutative even with NaNs
+// (a NaN's magnitude bits exceed infinity's); returns |x|. Identity +0.
+template <class T>
+struct MagnitudeMax {
+  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint16_t>;
+  static constexpr Bits kMagnitude = static_cast<Bits>(~Bits(0) >> 1);
+  FOLDKIT_HD static Bits magnitude(T v) {
+    Bits b;
+    std::memcpy(&b, &v, sizeof(T));
+    return static_cast<Bits>(b & kMagnitude);
+  }
+  FOLDKIT_HD T operator()(T a, T b) const {
+    const Bits m = magnitude(a) > magnitude(b) ? magnitude(a) : magnitude(b);
+    T r;
+    std::memcpy(&r, &m, sizeof(T));
+    return r;
   }
 };
 

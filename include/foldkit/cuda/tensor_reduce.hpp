@@ -33,6 +33,7 @@
 // blocks' partials in split order), so the same call gives the same bits every time on a given
 // device. Float results need not equal the CPU backend's bits (a different, fixed order);
 // integer results are exact and equal.
+// User functors along axes, same planner and kernel families: foldkit/cuda/tensor_reduce_custom.cuh.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -67,6 +67,13 @@ ReducePlan plan_reduce(const TensorView& in, AxisList axes, bool keepdims, const
 ReducePlan prepare_reduce(ReduceOp op, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out,
                           const TensorView* values);
 
+// prepare_reduce for a user functor over `dtype` (the reduce_custom forms of both backends): the
+// input and the output must both have that dtype (Error(invalid_argument) otherwise; an unknown
+// dtype in a view is Error(unsupported), as validate() says), any axes, and an empty reduced
+// extent is allowed (every output element is then the functor's identity). Reduced dimensions in
+// memory order, as for a sum.
+ReducePlan prepare_reduce_custom(DType dtype, const TensorView& in, AxisList axes, bool keepdims, const TensorView& out);
+
 // The kernel family the canonical form calls for:
 //   "all"             nothing kept (one output element);
 //   "map"             nothing reduced (every row has one element);

@@ -1,5 +1,5 @@
 // Tuning of the CUDA tensor reductions (src/cuda/tensor_reduce*.cu): every launch-shape constant
-// of their kernel families in one place. See src/cuda/tensor_reduce_kernels.cuh for what each
+// of their kernel families in one place. See foldkit/cuda/device/tensor_reduce_kernels.cuh for what each
 // family does, and docs/perf.md ("Tensors along axes") for the measurements behind the values.
 #pragma once
 
@@ -30,10 +30,25 @@ inline constexpr int kDenseLoadsInFlight = 8;
 // Rows-dense rows of up to 32 * this many vectors (a warp per row above 32; longer rows go to
 // rows-group or rows-block). Rows of 256 f32 in rows-group: 87 % of the read ceiling.
 inline constexpr std::int64_t kDenseMaxVectorsPerLane = 4;
+// ... and rows of a multiple of 8 * 32 vectors up to 32 * this many (a warp per row, 8 vectors
+// per lane per round) when there are at least kDenseLongMinRowsPerSm rows per SM (a warp for
+// each of an SM's 64 warp slots): rows of 1024-4096 f32, 2048-8192 bf16. In rows-block, a
+// block of 256 threads read a row of 4096 f32 in one round and then sat in its block reduce:
+// (2^14, 4096) f32 at 87 %, bf16 at 59 % of the read ceiling.
+inline constexpr std::int64_t kDenseMaxVectorsPerLaneLong = 32;
+inline constexpr std::int64_t kDenseLongMinRowsPerSm = 64;
 
+// Block mode over contiguous rows (one run per output): __launch_bounds__' minimum resident
+// blocks (caps registers at 40; the general rows-block kernel takes 56-78 and fits 3 blocks).
+inline constexpr int kRowsBlockContigMinBlocksPerSm = 6;
+// argmin/argmax (value and position per thread): 40 registers spilled 96-124 bytes, 48 20-24.
+inline constexpr int kRowsBlockContigArgMinBlocksPerSm = 4;
 // Block mode and the outer family: loads each thread issues before it folds any of them (8 in
 // the outer kernel spilled and read (2^20, 64) over dim 0 at 76 % of the read ceiling, 4: 83 %).
 inline constexpr int kLoadsInFlight = 4;
+// Block mode: chunks per output are picked so that the launch's last wave of resident blocks is
+// at least this full (src/cuda/tensor_reduce.cu, whole_waves_chunks).
+inline constexpr std::int64_t kWaveFillPercent = 90;
 // Block mode: a block gets at least this many vectors per thread of its row (or it would
 // spend more on its partial than on its loads).
 inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
@@ -45,6 +60,9 @@ inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
 // kOuterMinRowsPerThread reduced positions per thread.
 inline constexpr int kOuterMaxColumnThreads = 256;
 inline constexpr std::int64_t kOuterMinRowsPerThread = 32;
+// argmin/argmax of 4-byte types in the outer family: 2 resident blocks (124 registers, 8 loads in
+// flight) read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads.
+inline constexpr int kOuterArg4MinBlocksPerSm = 2;
 // Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
 inline constexpr int kOuterLoadsInFlight = 8;
 // The last block of a column tile folds the splits' partials, splits / TY of them per thread in

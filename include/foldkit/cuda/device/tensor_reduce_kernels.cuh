@@ -1,6 +1,11 @@
 // The kernel families of the CUDA tensor reductions (issue #22), one per canonical shape of the
-// plan (foldkit/detail/reduce_plan.hpp). Host side: tensor_reduce.cu picks the family and the
-// launch shape (constants: foldkit/cuda/tuning/tensor_reduce_tuning.hpp).
+// plan (foldkit/detail/reduce_plan.hpp). Host side: src/cuda/tensor_reduce.cu picks the family
+// and the launch shape (constants: foldkit/cuda/tuning/tensor_reduce_tuning.hpp); installed
+// because the user-functor path (foldkit/cuda/tensor_reduce_custom.cuh) compiles them too.
+//
+// Every kernel is templated on a policy P (tensor_reduce_ops.cuh): a built-in op
+// (BuiltinTensorOp<Op, T>: an empty spec built in the kernel) or a user functor
+// (CustomTensorOp<T, F>: the spec read from the kernel's one __grid_constant__ parameter).
 //
 // Output elements are numbered row-major over the plan's kept dimensions, the elements each one
 // folds ("positions") row-major over its reduced dimensions (for argmin/argmax those are in
@@ -30,6 +35,8 @@
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
+#include "foldkit/cuda/device/tensor_reduce_args.hpp"
+#include "foldkit/cuda/device/tensor_reduce_ops.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
 #include "foldkit/cuda/tuning/tensor_reduce_tuning.hpp"
 #include "foldkit/cuda/warp/warp_reduce.cuh"
@@ -38,43 +45,6 @@
 #include "foldkit/tensor.hpp"
 
 namespace foldkit::cuda::tensor {
-
-enum class Family : int { rows_packed, rows_dense, rows_group, rows_block, outer, generic };
-
-// Dimensions outermost first (sizes and strides in elements).
-struct Dims {
-  int rank = 0;
-  std::int64_t size[kMaxRank] = {};
-  std::int64_t in[kMaxRank] = {};
-  std::int64_t out[kMaxRank] = {};
-  std::int64_t out2[kMaxRank] = {};
-};
-
-// Everything a kernel needs, passed by value (__grid_constant__: read from the parameter bank).
-struct Launch {
-  const void* in = nullptr;
-  void* out = nullptr;   // the result (argmin/argmax: the int64 index)
-  void* out2 = nullptr;  // arg_reduce's values, or null
-  std::int64_t out_numel = 0;
-  std::int64_t reduce_numel = 0;  // positions per output
-  // rows families: `kept` = the kept dims; `red` = the reduced dims OUTSIDE the run; run = the
-  // innermost reduced dim's length (input stride 1). outer: `kept` = the kept dims outside the
-  // contiguous column dim (the "batches"); `red` = all reduced dims; cols/col_out/col_out2 = the
-  // column dim. generic: `kept` and `red` = all of them.
-  Dims kept;
-  Dims red;
-  std::int64_t run = 1;
-  std::int64_t cols = 1, col_out = 0, col_out2 = 0;
-  // Launch shape.
-  int group_shift = 0;          // rows-group: G = 1 << group_shift lanes per output
-  std::int64_t chunks = 1;      // rows-block: blocks per output; outer: splits of the reduced dim
-  int tx_shift = 0;             // outer: TX = 1 << tx_shift threads across column vectors
-  std::int64_t col_tiles = 1;   // outer: blocks across the columns
-  std::int64_t batches = 1;     // outer: product of `kept`
-  // Split launches: arrival counters (unsigned) at ws, partials at ws + partials_offset.
-  void* ws = nullptr;
-  std::int64_t partials_offset = 0;
-};
 
 // ---- small device helpers ----------------------------------------------------------------
 
@@ -97,23 +67,33 @@ __device__ __forceinline__ T load_one(const T* p) {
 }
 
 // A partial written by another block of this launch (after its __threadfence): read from L2.
+// Built-in accumulators are whole words; a user functor's half or bfloat16 is one 16-bit load.
 template <class A>
 __device__ __forceinline__ A load_partial(const A* p) {
-  static_assert(sizeof(A) % 4 == 0, "accumulators are whole words");
-  constexpr int kWords = sizeof(A) / 4;
-  unsigned w[kWords];
-#pragma unroll
-  for (int k = 0; k < kWords; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
+  static_assert(sizeof(A) % 4 == 0 || sizeof(A) == 2, "accumulators are whole words, or 16-bit");
   A a;
-  memcpy(&a, w, sizeof(A));
+  if constexpr (sizeof(A) % 4 == 0) {
+    constexpr int kWords = sizeof(A) / 4;
+    unsigned w[kWords];
+#pragma unroll
+    for (int k = 0; k < kWords; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
+    memcpy(&a, w, sizeof(A));
+  } else {
+    const unsigned short h = __ldcg(reinterpret_cast<const unsigned short*>(p));
+    memcpy(&a, &h, sizeof(A));
+  }
   return a;
 }
 
 template <class A>
 __device__ __forceinline__ void zero_partial(A* p) {
-  constexpr int kWords = sizeof(A) / 4;
+  if constexpr (sizeof(A) % 4 == 0) {
+    constexpr int kWords = sizeof(A) / 4;
 #pragma unroll
-  for (int k = 0; k < kWords; ++k) reinterpret_cast<unsigned*>(p)[k] = 0u;
+    for (int k = 0; k < kWords; ++k) reinterpret_cast<unsigned*>(p)[k] = 0u;
+  } else {
+    *reinterpret_cast<unsigned short*>(p) = 0u;
+  }
 }
 
 // 16 bytes kept as four 32-bit words until each element is folded. Loaded into Vec16<T> of a
@@ -182,75 +162,6 @@ __device__ __forceinline__ std::int64_t rows_offset(const Launch& a, std::int64_
   return dims_in_offset(a.red, r) + (p - r * a.run);
 }
 
-// The hot-loop form of (Op, T), as the full-array kernels pick it (reduce_spec.cuh): f32
-// min/max as one FMNMX.NAN per element, other float min/max as integer keys, argmin/argmax of
-// 2- and 4-byte types as one 64-bit key|index (positions per output below 2^32 for 4-byte
-// types: the host sends larger rows to the generic kernel), everything else reduce_traits.
-template <ReduceOp Op, class T>
-struct TensorSpec {
-  static constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
-  using type = std::conditional_t<
-      kArg && (sizeof(T) == 2 || sizeof(T) == 4), PackedArgSpec<Op, T>,
-      std::conditional_t<(Op == ReduceOp::min || Op == ReduceOp::max) && std::is_same_v<T, float>, NanMinMaxF32Spec<Op>,
-                         std::conditional_t<(Op == ReduceOp::min || Op == ReduceOp::max) && is_floating_v<T>,
-                                            KeyedMinMaxSpec<Op, T>, BuiltinReduceSpec<Op, T>>>>;
-};
-template <ReduceOp Op, class T>
-using spec_t = typename TensorSpec<Op, T>::type;
-
-// A thread's running fold. Every family feeds a thread its positions in increasing order, so
-// argmin/argmax of 2- and 4-byte types keep the best value and its position instead of
-// building a 64-bit key|index per element: floats take one NaN-propagating FMNMX and one
-// compare per element (the position moves when the extreme changes value: ties and anything
-// after a NaN keep the earlier position; -0 and +0 compare equal, as the keys do), integers one
-// compare. The key is built once, for the combine across threads. Rows of 64 f32, argmax:
-// 75 % of the read ceiling with a key per element, 86 % with this state.
-// result(spec, first): `first` is the first position the thread read (-1: none). A thread
-// whose elements all equal the identity's value never moves its position; it credits `first`.
-template <class Spec, class T>
-struct PlainFold {
-  typename Spec::accum_type acc;
-  PlainFold() = default;
-  __device__ __forceinline__ explicit PlainFold(const Spec& s) : acc(s.identity()) {}
-  __device__ __forceinline__ void add(const Spec& s, T v, std::int64_t p) { acc = s.combine(acc, s.from_element(v, p)); }
-  __device__ __forceinline__ typename Spec::accum_type result(const Spec&, std::int64_t) const { return acc; }
-};
-template <class Spec, class T>
-struct ArgFold {
-  using C = std::conditional_t<is_16bit_float_v<T>, float, T>;
-  static constexpr bool kIsMax = Spec::kIsMax;
-  C best;
-  std::int64_t pos = -1;  // -1: the extreme never moved from the identity's value
-  ArgFold() = default;
-  __device__ __forceinline__ explicit ArgFold(const Spec&) : best(identity_value()) {}
-  __device__ __forceinline__ static C identity_value() {
-    if constexpr (std::is_floating_point_v<C>)
-      return kIsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
-    else
-      return kIsMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
-  }
-  __device__ __forceinline__ void add(const Spec&, T v, std::int64_t p) {
-    const C c = static_cast<C>(v);
-    if constexpr (std::is_floating_point_v<C>) {
-      const C next = nan_min_max<kIsMax>(best, c);
-      const bool moved = !(next == best) && !(best != best);  // a NaN best stays where it is
-      pos = moved ? p : pos;
-      best = next;
-    } else {
-      const bool moved = kIsMax ? c > best : c < best;
-      pos = moved ? p : pos;
-      best = moved ? c : best;
-    }
-  }
-  __device__ __forceinline__ typename Spec::accum_type result(const Spec& s, std::int64_t first) const {
-    if (pos >= 0) return s.from_element(static_cast<T>(best), pos);
-    if (first >= 0) return s.from_element(static_cast<T>(identity_value()), first);
-    return s.identity();
-  }
-};
-template <ReduceOp Op, class T>
-using fold_t = std::conditional_t<std::is_same_v<spec_t<Op, T>, PackedArgSpec<Op, T>>, ArgFold<spec_t<Op, T>, T>,
-                                  PlainFold<spec_t<Op, T>, T>>;
 
 // The index an argmin/argmax accumulator holds.
 template <class Spec>
@@ -266,26 +177,28 @@ __device__ __forceinline__ std::int64_t arg_index(const Spec&, const typename Sp
 // Writes the finalized result of `acc` for an output whose offsets are `out_off`/`out2_off`;
 // `value_at` gives the input offset of a position (arg_reduce's value: the winning element
 // itself, reloaded, so its bits are the input's and not those of a key or compare type).
-template <ReduceOp Op, class T, class Spec, class ValueAt>
+template <class P, class Spec, class ValueAt>
 __device__ __forceinline__ void write_result(const Launch& a, const Spec& spec, typename Spec::accum_type acc,
                                              std::int64_t out_off, std::int64_t out2_off, ValueAt value_at) {
-  if constexpr (Op == ReduceOp::argmin || Op == ReduceOp::argmax) {
+  using T = typename P::value_type;
+  if constexpr (P::kArg) {
     const std::int64_t index = arg_index(spec, acc);
     static_cast<std::int64_t*>(a.out)[out_off] = index;
     if (a.out2 != nullptr) static_cast<T*>(a.out2)[out2_off] = static_cast<const T*>(a.in)[value_at(index)];
   } else {
-    static_cast<reduce_result_t<Op, T>*>(a.out)[out_off] = spec.finalize(acc, a.reduce_numel, nullptr);
+    static_cast<typename P::result_type*>(a.out)[out_off] = spec.finalize(acc, a.reduce_numel, nullptr);
   }
 }
 
 // ---- rows-packed -------------------------------------------------------------------------
 // Rows of a.run < V elements, adjacent (kept: one dim of input stride a.run), input 16-byte
 // aligned, V % a.run == 0. Thread i reduces the V / run rows of vector i.
-template <ReduceOp Op, class T>
-__global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(const __grid_constant__ Launch a) {
-  using Spec = spec_t<Op, T>;
+template <class P>
+__global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(const __grid_constant__ typename P::Args a) {
+  using T = typename P::value_type;
+  using Spec = typename P::Spec;
   using A = typename Spec::accum_type;
-  const Spec spec{};
+  const Spec spec = P::spec(a);
   const auto f = spec.combine;
   constexpr int V = Vec16<T>::kCount;
   const int run = static_cast<int>(a.run);
@@ -311,7 +224,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
         A acc = spec.identity();
         for (int e = 0; e < run; ++e) acc = f(acc, spec.from_element(raw_element<T>(v[k], r * run + e), e));
         const std::int64_t o = i * per_vec + r;
-        write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * run + p; });
+        write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * run + p; });
       }
     }
   }
@@ -320,7 +233,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
   if (o < a.out_numel) {
     A acc = spec.identity();
     for (int e = 0; e < run; ++e) acc = f(acc, spec.from_element(in[o * run + e], e));
-    write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * run + p; });
+    write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * run + p; });
   }
 }
 
@@ -332,13 +245,15 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
 //   kM == 1 (S <= 32): thread tid loads vectors tid, tid + threads, ... (kDenseLoadsInFlight at
 //     a time: every warp reads 512 contiguous bytes per load); vector i belongs to output i / S,
 //     and the S lanes of a row combine in a shuffle tree.
-//   kM > 1 (S == 32 * kM): a warp per row; lane l loads vectors l, l + 32, ... of its row
-//     (kDenseLoadsInFlight / kM rows at a time), then a full-warp shuffle tree.
-template <ReduceOp Op, class T, int kM>
-__global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(const __grid_constant__ Launch a) {
-  using Spec = spec_t<Op, T>;
+//   kM > 1 (S == 32 * M, M = kM, or for kM == 8 any multiple of 8): a warp per row; lane l
+//     loads vectors l, l + 32, ... of its row (kDenseLoadsInFlight at a time: 8 / kM rows, or
+//     8 of a longer row's M), then a full-warp shuffle tree.
+template <class P, int kM>
+__global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(const __grid_constant__ typename P::Args a) {
+  using T = typename P::value_type;
+  using Spec = typename P::Spec;
   using A = typename Spec::accum_type;
-  const Spec spec{};
+  const Spec spec = P::spec(a);
   const auto f = spec.combine;
   constexpr int V = Vec16<T>::kCount;
   const Vec16<T>* in = static_cast<const Vec16<T>*>(a.in);
@@ -362,7 +277,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
       for (int u = 0; u < U; ++u) {
         const std::int64_t i = i0 + u * threads;
         const std::int64_t pos0 = (i & ((std::int64_t{1} << shift) - 1)) * V;
-        fold_t<Op, T> fold(spec);
+        typename P::Fold fold(spec);
         if (i < total) {
 #pragma unroll
           for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(v[u], e), pos0 + e);
@@ -371,39 +286,52 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
         for (int d = (1 << shift) >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
         if (i < total && pos0 == 0) {
           const std::int64_t o = i >> shift;
-          write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
+          write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
         }
       }
     }
   } else {
-    constexpr int R = tuning::kDenseLoadsInFlight / kM;  // rows per pass
-    constexpr int S = 32 * kM;
+    // kM < 8: R = 8 / kM rows per round of loads; kM == 8: one row per round, its M = a.chunks
+    // (a multiple of 8) vectors per lane read in M / 8 rounds.
+    constexpr int U = tuning::kDenseLoadsInFlight;
+    constexpr int R = kM >= U ? 1 : U / kM;
+    static_assert(kM <= U, "rows-dense reads at most kDenseLoadsInFlight vectors per lane per round");
+    const std::int64_t M = kM < U ? kM : a.chunks;
+    const std::int64_t S = 32 * M;
     const std::int64_t warp = tid >> 5, warps = threads >> 5;
     for (std::int64_t o0 = warp; o0 < a.out_numel; o0 += R * warps) {  // warp-uniform
-      Raw16 v[R * kM];
+      using Fold = typename P::Fold;
+      Fold fold[R];
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const std::int64_t o = o0 + r * warps;
+      for (int r = 0; r < R; ++r) fold[r] = Fold(spec);
+      for (std::int64_t m0 = 0; m0 < M; m0 += kM) {
+        Raw16 v[R * kM];
 #pragma unroll
-        for (int m = 0; m < kM; ++m)
-          if (o < a.out_numel) v[r * kM + m] = load_streaming(reinterpret_cast<const Raw16*>(in + o * S + m * 32 + lane));
-      }
-      after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(a.out_numel) >> 62));
+        for (int r = 0; r < R; ++r) {
+          const std::int64_t o = o0 + r * warps;
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const std::int64_t o = o0 + r * warps;
-        fold_t<Op, T> fold(spec);
-        if (o < a.out_numel) {
+          for (int m = 0; m < kM; ++m)
+            if (o < a.out_numel) v[r * kM + m] = load_streaming(reinterpret_cast<const Raw16*>(in + o * S + (m0 + m) * 32 + lane));
+        }
+        after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(a.out_numel) >> 62));
 #pragma unroll
-          for (int m = 0; m < kM; ++m) {
+        for (int r = 0; r < R; ++r) {
+          if (o0 + r * warps < a.out_numel) {
 #pragma unroll
-            for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(v[r * kM + m], e), (m * 32 + lane) * V + e);
+            for (int m = 0; m < kM; ++m) {
+#pragma unroll
+              for (int e = 0; e < V; ++e) fold[r].add(spec, raw_element<T>(v[r * kM + m], e), ((m0 + m) * 32 + lane) * V + e);
+            }
           }
         }
-        A acc = fold.result(spec, o < a.out_numel ? lane * V : -1);
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const std::int64_t o = o0 + r * warps;
+        A acc = fold[r].result(spec, o < a.out_numel ? lane * V : -1);
         acc = warp_reduce(acc, f);
         if (lane == 0 && o < a.out_numel)
-          write_result<Op, T>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
+          write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
       }
     }
   }
@@ -411,14 +339,15 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
 
 // ---- rows-group --------------------------------------------------------------------------
 // kVec: every run starts 16-byte aligned and holds whole vectors; else element by element.
-template <ReduceOp Op, class T, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBlocksPerSm) rows_group_kernel(const __grid_constant__ Launch a) {
-  using Spec = spec_t<Op, T>;
+template <class P, bool kVec>
+__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBlocksPerSm) rows_group_kernel(const __grid_constant__ typename P::Args a) {
+  using T = typename P::value_type;
+  using Spec = typename P::Spec;
   using A = typename Spec::accum_type;
-  const Spec spec{};
+  const Spec spec = P::spec(a);
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
-  constexpr bool kArg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
+  constexpr bool kArg = P::kArg;
   constexpr int K = kArg ? tuning::kRowsArgOutputsPerGroup : tuning::kRowsOutputsPerGroup;
   using Chunk = std::conditional_t<kVec, Raw16, T>;
   const T* in = static_cast<const T*>(a.in);
@@ -434,7 +363,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   for (std::int64_t pass = 0; warp_group + pass * K * groups < a.out_numel; ++pass) {
     std::int64_t o[K];
     std::int64_t in_off[K];  // the output offsets are recomputed at the end (fewer live registers)
-    using Fold = fold_t<Op, T>;
+    using Fold = typename P::Fold;
     Fold fold[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) fold[k] = Fold(spec);
@@ -473,7 +402,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
       for (int d = G >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
       if (gl == 0 && o[k] < a.out_numel) {
         const Offsets off = dims_offsets(a.kept, o[k]);
-        write_result<Op, T>(a, spec, acc, off.out, off.out2, [&](std::int64_t p) { return off.in + rows_offset(a, p); });
+        write_result<P>(a, spec, acc, off.out, off.out2, [&](std::int64_t p) { return off.in + rows_offset(a, p); });
       }
     }
   }
@@ -483,11 +412,20 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 // Block b reduces chunk (b % chunks) of output (b / chunks): a contiguous range of its vector
 // slots. With chunks > 1 every block leaves its partial in the workspace and the last block of
 // an output folds the partials in chunk order.
-template <ReduceOp Op, class T, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBlocksPerSm) rows_block_kernel(const __grid_constant__ Launch a) {
-  using Spec = spec_t<Op, T>;
+// kContig (kVec and one contiguous run per output, a.red.rank == 0): a pointer walk without the
+// general offset arithmetic, in fewer registers so that more blocks are resident
+// (tuning::kRowsBlockContigMinBlocksPerSm): a block reads a row of 4096 f32 in one round of loads
+// and then spends its block reduce idle, so resident blocks are what keeps bytes in flight.
+template <class P, bool kVec, bool kContig = false>
+__global__ void __launch_bounds__(tuning::kTensorThreads, !kContig ? tuning::kTensorMinBlocksPerSm
+                                                          : P::kArg ? tuning::kRowsBlockContigArgMinBlocksPerSm
+                                                                    : tuning::kRowsBlockContigMinBlocksPerSm)
+    rows_block_kernel(const __grid_constant__ typename P::Args a) {
+  static_assert(!kContig || kVec, "the contiguous pointer walk loads whole vectors");
+  using T = typename P::value_type;
+  using Spec = typename P::Spec;
   using A = typename Spec::accum_type;
-  const Spec spec{};
+  const Spec spec = P::spec(a);
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
   constexpr int U = tuning::kLoadsInFlight;
@@ -512,14 +450,14 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
     return r * a.red.in[0] + (s - static_cast<std::int64_t>(r) * run_vectors) * V;
   };
 
-  fold_t<Op, T> fold(spec);
+  typename P::Fold fold(spec);
   for (std::int64_t s0 = s_begin + threadIdx.x; s0 < s_end; s0 += U * threads) {
     Chunk c[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t s = s0 + u * threads;
       if (s < s_end) {
-        const std::int64_t roff = off.in + (fast ? fast_offset(s) : rows_offset(a, s * V));
+        const std::int64_t roff = off.in + (kContig ? s * V : fast ? fast_offset(s) : rows_offset(a, s * V));
         if constexpr (kVec) c[u] = load_raw(in + roff);
         else c[u] = load_one(in + roff);
       }
@@ -542,7 +480,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
                        spec.identity(), storage);
   auto value_at = [&](std::int64_t p) { return off.in + rows_offset(a, p); };
   if (a.chunks == 1) {
-    if (threadIdx.x == 0) write_result<Op, T>(a, spec, acc, off.out, off.out2, value_at);
+    if (threadIdx.x == 0) write_result<P>(a, spec, acc, off.out, off.out2, value_at);
     return;
   }
   unsigned* counters = static_cast<unsigned*>(a.ws);
@@ -563,7 +501,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
   for (std::int64_t c = threadIdx.x; c < a.chunks; c += threads) zero_partial(partials + c);
   if (threadIdx.x == 0) {
     counters[o] = 0u;
-    write_result<Op, T>(a, spec, total, off.out, off.out2, value_at);
+    write_result<P>(a, spec, total, off.out, off.out2, value_at);
   }
 }
 
@@ -572,11 +510,12 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 // Thread (tx, ty) = (threadIdx.x % TX, threadIdx.x / TX) folds the V columns of column vector
 // (tile * TX + tx) over reduced positions split_begin + ty, + TY, ...; the TY partials of a
 // column then combine in a fixed tree in shared memory.
-template <ReduceOp Op, class T, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, (Op == ReduceOp::argmin || Op == ReduceOp::argmax) && sizeof(T) == 4 ? 2 : tuning::kTensorMinBlocksPerSm) outer_kernel(const __grid_constant__ Launch a) {
-  using Spec = spec_t<Op, T>;
+template <class P, bool kVec>
+__global__ void __launch_bounds__(tuning::kTensorThreads, P::kArg && sizeof(typename P::value_type) == 4 ? tuning::kOuterArg4MinBlocksPerSm : tuning::kTensorMinBlocksPerSm) outer_kernel(const __grid_constant__ typename P::Args a) {
+  using T = typename P::value_type;
+  using Spec = typename P::Spec;
   using A = typename Spec::accum_type;
-  const Spec spec{};
+  const Spec spec = P::spec(a);
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
   constexpr int U = tuning::kLoadsInFlight;
@@ -604,9 +543,9 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, (Op == ReduceOp::argmi
 
   A acc[V];
   if (active) {
-    fold_t<Op, T> fold[V];
+    typename P::Fold fold[V];
 #pragma unroll
-    for (int e = 0; e < V; ++e) fold[e] = fold_t<Op, T>(spec);
+    for (int e = 0; e < V; ++e) fold[e] = typename P::Fold(spec);
     // Positions r0, r0 + TY, ... (U of them loaded together), at input offsets given by
     // offset_of: one reduced dim (the common case) walks a pointer, several take the odometer.
     auto sweep = [&](auto offset_of, auto loads) {
@@ -674,7 +613,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, (Op == ReduceOp::argmi
     for (int e = 0; e < V; ++e) {
       const std::int64_t col = col0 + e;
       if (col < a.cols)
-        write_result<Op, T>(a, spec, acc[e], boff.out + col * a.col_out, boff.out2 + col * a.col_out2,
+        write_result<P>(a, spec, acc[e], boff.out + col * a.col_out, boff.out2 + col * a.col_out2,
                             [&](std::int64_t p) { return boff.in + col + dims_in_offset(a.red, p); });
     }
   };
@@ -717,11 +656,12 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, (Op == ReduceOp::argmi
 // ---- generic -----------------------------------------------------------------------------
 // One warp per output (grid-stride): lane l folds positions l, l + 32, ... (an odometer over
 // the reduced dims advanced 32 positions at a time), then a fixed shuffle tree.
-template <ReduceOp Op, class T>
-__global__ void __launch_bounds__(tuning::kTensorThreads) generic_kernel(const __grid_constant__ Launch a) {
-  using Spec = BuiltinReduceSpec<Op, T>;  // any row length: {value, int64 index} for arg ops
+template <class P>
+__global__ void __launch_bounds__(tuning::kTensorThreads) generic_kernel(const __grid_constant__ typename P::Args a) {
+  using T = typename P::value_type;
+  using Spec = typename P::GenericSpec;  // any row length (built-in arg ops: {value, int64 index})
   using A = typename Spec::accum_type;
-  const Spec spec{};
+  const Spec spec = P::generic_spec(a);
   const auto f = spec.combine;
   const T* in = static_cast<const T*>(a.in);
   const int lane = static_cast<int>(threadIdx.x & 31u);
@@ -760,7 +700,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) generic_kernel(const _
     }
     acc = warp_reduce(acc, f);
     if (lane == 0)
-      write_result<Op, T>(a, spec, acc, off.out, off.out2, [&](std::int64_t p) { return off.in + dims_in_offset(a.red, p); });
+      write_result<P>(a, spec, acc, off.out, off.out2, [&](std::int64_t p) { return off.in + dims_in_offset(a.red, p); });
   }
 }
 

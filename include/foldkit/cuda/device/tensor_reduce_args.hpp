@@ -1,0 +1,59 @@
+// What a tensor-reduction kernel is launched with (tensor_reduce_kernels.cuh): the family, the
+// dimensions and the launch shape the host picked from the plan (src/cuda/tensor_reduce.cu).
+// Plain C++ (no device code): the library's host code fills it, and the header-only user-functor
+// path (foldkit/cuda/tensor_reduce_custom.cuh) receives it from the library and launches it.
+#pragma once
+
+#include <cstdint>
+
+#include "foldkit/tensor.hpp"
+
+namespace foldkit::cuda::tensor {
+
+enum class Family : int { rows_packed, rows_dense, rows_group, rows_block, outer, generic };
+
+// Dimensions outermost first (sizes and strides in elements).
+struct Dims {
+  int rank = 0;
+  std::int64_t size[kMaxRank] = {};
+  std::int64_t in[kMaxRank] = {};
+  std::int64_t out[kMaxRank] = {};
+  std::int64_t out2[kMaxRank] = {};
+};
+
+// Everything a kernel needs, passed by value (__grid_constant__: read from the parameter bank).
+struct Launch {
+  const void* in = nullptr;
+  void* out = nullptr;   // the result (argmin/argmax: the int64 index)
+  void* out2 = nullptr;  // arg_reduce's values, or null
+  std::int64_t out_numel = 0;
+  std::int64_t reduce_numel = 0;  // positions per output
+  // rows families: `kept` = the kept dims; `red` = the reduced dims OUTSIDE the run; run = the
+  // innermost reduced dim's length (input stride 1). outer: `kept` = the kept dims outside the
+  // contiguous column dim (the "batches"); `red` = all reduced dims; cols/col_out/col_out2 = the
+  // column dim. generic: `kept` and `red` = all of them.
+  Dims kept;
+  Dims red;
+  std::int64_t run = 1;
+  std::int64_t cols = 1, col_out = 0, col_out2 = 0;
+  // Launch shape.
+  int group_shift = 0;          // rows-group: G = 1 << group_shift lanes per output
+  std::int64_t chunks = 1;      // rows-block: blocks per output; outer: splits of the reduced dim
+  int tx_shift = 0;             // outer: TX = 1 << tx_shift threads across column vectors
+  std::int64_t col_tiles = 1;   // outer: blocks across the columns
+  std::int64_t batches = 1;     // outer: product of `kept`
+  // Split launches: arrival counters (unsigned) at ws, partials at ws + partials_offset.
+  void* ws = nullptr;
+  std::int64_t partials_offset = 0;
+};
+
+// The launch the host chose: family, vector loads or not, grid (kTensorThreads each), and the
+// kernel's arguments (the data pointers are filled in just before the launch).
+struct Choice {
+  Family family = Family::generic;
+  bool vec = false;
+  unsigned grid = 1;
+  Launch launch;
+};
+
+}  // namespace foldkit::cuda::tensor

@@ -1,0 +1,51 @@
+// Launches the tensor-reduction kernel family the host chose (tensor::Choice) for one kernel
+// policy P (device/tensor_reduce_ops.cuh): the library's built-in ops
+// (src/cuda/tensor_reduce_launch.cuh) and the header-only user functors
+// (foldkit/cuda/tensor_reduce_custom.cuh) go through this one switch, so both run the same
+// families with the same launch shapes.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "foldkit/cuda/device/tensor_reduce_args.hpp"
+#include "foldkit/cuda/device/tensor_reduce_kernels.cuh"
+#include "foldkit/cuda/tuning/tensor_reduce_tuning.hpp"
+
+namespace foldkit::cuda::tensor {
+
+// Enqueues the chosen kernel with `args` (P::Args: the choice's Launch with its data pointers
+// filled in, plus whatever P carries). Launch errors are left for cudaGetLastError.
+template <class P>
+void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStream_t stream) {
+  const dim3 grid(c.grid), block(tuning::kTensorThreads);
+  switch (c.family) {
+    case Family::rows_packed:
+      rows_packed_kernel<P><<<grid, block, 0, stream>>>(args);
+      break;
+    case Family::rows_dense:
+      // launch.chunks: M, the vectors per lane of a row (tensor_reduce_kernels.cuh: kM = min(M, 8)).
+      if (c.launch.chunks >= 8) rows_dense_kernel<P, 8><<<grid, block, 0, stream>>>(args);
+      else if (c.launch.chunks == 4) rows_dense_kernel<P, 4><<<grid, block, 0, stream>>>(args);
+      else if (c.launch.chunks == 2) rows_dense_kernel<P, 2><<<grid, block, 0, stream>>>(args);
+      else rows_dense_kernel<P, 1><<<grid, block, 0, stream>>>(args);
+      break;
+    case Family::rows_group:
+      if (c.vec) rows_group_kernel<P, true><<<grid, block, 0, stream>>>(args);
+      else rows_group_kernel<P, false><<<grid, block, 0, stream>>>(args);
+      break;
+    case Family::rows_block:
+      if (c.vec && c.launch.red.rank == 0) rows_block_kernel<P, true, true><<<grid, block, 0, stream>>>(args);
+      else if (c.vec) rows_block_kernel<P, true><<<grid, block, 0, stream>>>(args);
+      else rows_block_kernel<P, false><<<grid, block, 0, stream>>>(args);
+      break;
+    case Family::outer:
+      if (c.vec) outer_kernel<P, true><<<grid, block, 0, stream>>>(args);
+      else outer_kernel<P, false><<<grid, block, 0, stream>>>(args);
+      break;
+    case Family::generic:
+      generic_kernel<P><<<grid, block, 0, stream>>>(args);
+      break;
+  }
+}
+
+}  // namespace foldkit::cuda::tensor
