@@ -134,7 +134,7 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
     copy_dims(l.red, p.reduced, p.reduced_rank > 0 ? p.reduced_rank - 1 : 0);
     l.run = inner_red != nullptr ? inner_red->size : 1;
     const bool packed = aligned && p.reduced_rank == 1 && p.kept_rank == 1 && p.kept[0].in_stride == l.run &&
-                        l.run < V && V % l.run == 0 && p.out_numel >= V / l.run;
+                        l.run >= 2 && l.run < V && V % l.run == 0 && p.out_numel >= V / l.run;
     if (packed) {
       c.family = Family::rows_packed;
       const std::int64_t threads = ceil_div(p.out_numel / (V / l.run), tn::kRowsOutputsPerGroup);
@@ -151,8 +151,12 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
                             p.out_numel >= sms * tn::kDenseLongMinRowsPerSm;
     if (adjacent && (short_dense || long_dense)) {
       c.family = Family::rows_dense;
-      l.group_shift = short_dense ? ceil_log2(slots) : 0;
-      l.chunks = slots > 32 ? slots / 32 : 1;  // vectors per lane (M)
+      // Lanes per row: the row's vectors up to a warp; argmin/argmax rows of 16 or 32 vectors
+      // take 8 lanes and 2 or 4 vectors each: a shuffle level of their (value, position)
+      // costs more than folding a vector (16 lanes a row read rows of 64 f32 at 78 %).
+      const std::int64_t lanes = is_arg && slots >= 16 && slots <= 32 ? 8 : std::min<std::int64_t>(slots, 32);
+      l.group_shift = ceil_log2(lanes);
+      l.chunks = slots / lanes;  // vectors per lane (M)
       const std::int64_t threads = ceil_div(p.out_numel * slots, tn::kDenseLoadsInFlight);
       c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(threads, tn::kTensorThreads), 1, full_grid));
       return r;
@@ -268,7 +272,7 @@ std::string describe_choice(const Chosen& ch) {
   switch (c.family) {
     case Family::rows_packed: s += " run=" + std::to_string(l.run); break;
     case Family::rows_dense:
-      s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(l.chunks > 1 ? 32 : std::min(32, 1 << l.group_shift));
+      s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(1 << l.group_shift);
       break;
     case Family::rows_group: s += " run=" + std::to_string(l.run) + " lanes/output=" + std::to_string(1 << l.group_shift); break;
     case Family::rows_block: s += " run=" + std::to_string(l.run) + " blocks/output=" + std::to_string(l.chunks); break;

@@ -192,8 +192,10 @@ __device__ __forceinline__ void write_result(const Launch& a, const Spec& spec, 
 
 // ---- rows-packed -------------------------------------------------------------------------
 // Rows of a.run < V elements, adjacent (kept: one dim of input stride a.run), input 16-byte
-// aligned, V % a.run == 0. Thread i reduces the V / run rows of vector i.
-template <class P>
+// aligned, V % a.run == 0. Thread i reduces the V / run rows of vector i. kRun == a.run (2 or 4):
+// with the run a runtime value, the element picks indexed the loaded vectors at run time, which
+// put them in local memory (a 64-byte stack frame): bf16 rows of 4 at 62 % of the read ceiling.
+template <class P, int kRun>
 __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(const __grid_constant__ typename P::Args a) {
   using T = typename P::value_type;
   using Spec = typename P::Spec;
@@ -201,8 +203,9 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
   const Spec spec = P::spec(a);
   const auto f = spec.combine;
   constexpr int V = Vec16<T>::kCount;
-  const int run = static_cast<int>(a.run);
-  const int per_vec = V / run;
+  constexpr int run = kRun;
+  constexpr int per_vec = V / run;
+  static_assert(per_vec >= 2 && V % run == 0, "rows-packed: several whole rows per vector");
   const T* in = static_cast<const T*>(a.in);
   const std::int64_t vectors = a.out_numel / per_vec;  // whole vectors; the rest below
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -220,8 +223,10 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
     for (int k = 0; k < K; ++k) {
       const std::int64_t i = i0 + k * threads;
       if (i >= vectors) break;
+#pragma unroll
       for (int r = 0; r < per_vec; ++r) {
         A acc = spec.identity();
+#pragma unroll
         for (int e = 0; e < run; ++e) acc = f(acc, spec.from_element(raw_element<T>(v[k], r * run + e), e));
         const std::int64_t o = i * per_vec + r;
         write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * run + p; });
@@ -245,9 +250,9 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_packed_kernel(con
 //   kM == 1 (S <= 32): thread tid loads vectors tid, tid + threads, ... (kDenseLoadsInFlight at
 //     a time: every warp reads 512 contiguous bytes per load); vector i belongs to output i / S,
 //     and the S lanes of a row combine in a shuffle tree.
-//   kM > 1 (S == 32 * M, M = kM, or for kM == 8 any multiple of 8): a warp per row; lane l
-//     loads vectors l, l + 32, ... of its row (kDenseLoadsInFlight at a time: 8 / kM rows, or
-//     8 of a longer row's M), then a full-warp shuffle tree.
+//   kM > 1 (S == G * M, G = 8, 16 or 32 lanes per row, M = kM, or for kM == 8 any multiple
+//     of 8): lane l of a row's G loads vectors l, l + G, ... of its row (kDenseLoadsInFlight at
+//     a time: 8 / kM rows, or 8 of a longer row's M), then a shuffle tree over the G lanes.
 template <class P, int kM>
 __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(const __grid_constant__ typename P::Args a) {
   using T = typename P::value_type;
@@ -291,15 +296,23 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
       }
     }
   } else {
-    // kM < 8: R = 8 / kM rows per round of loads; kM == 8: one row per round, its M = a.chunks
-    // (a multiple of 8) vectors per lane read in M / 8 rounds.
+    // G = 1 << a.group_shift lanes per row (8, 16 or 32: every load instruction reads whole
+    // 128-byte lines), 32 / G rows side by side in a warp; kM < 8: R = 8 / kM rows per lane per
+    // round of loads; kM == 8: one row per round, its M = a.chunks (a multiple of 8) vectors per
+    // lane read in M / 8 rounds.
     constexpr int U = tuning::kDenseLoadsInFlight;
     constexpr int R = kM >= U ? 1 : U / kM;
     static_assert(kM <= U, "rows-dense reads at most kDenseLoadsInFlight vectors per lane per round");
+    const int gshift = a.group_shift;
+    const int G = 1 << gshift;
+    const int gl = lane & (G - 1);
     const std::int64_t M = kM < U ? kM : a.chunks;
-    const std::int64_t S = 32 * M;
+    const std::int64_t S = M << gshift;
     const std::int64_t warp = tid >> 5, warps = threads >> 5;
-    for (std::int64_t o0 = warp; o0 < a.out_numel; o0 += R * warps) {  // warp-uniform
+    const std::int64_t rows_per_warp = 32 >> gshift;
+    const std::int64_t row_step = warps * rows_per_warp;  // between a lane's rows r and r + 1
+    for (std::int64_t w0 = warp * rows_per_warp; w0 < a.out_numel; w0 += R * row_step) {  // warp-uniform
+      const std::int64_t o0 = w0 + (lane >> gshift);
       using Fold = typename P::Fold;
       Fold fold[R];
 #pragma unroll
@@ -308,29 +321,30 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
         Raw16 v[R * kM];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-          const std::int64_t o = o0 + r * warps;
+          const std::int64_t o = o0 + r * row_step;
 #pragma unroll
           for (int m = 0; m < kM; ++m)
-            if (o < a.out_numel) v[r * kM + m] = load_streaming(reinterpret_cast<const Raw16*>(in + o * S + (m0 + m) * 32 + lane));
+            if (o < a.out_numel) v[r * kM + m] = load_streaming(reinterpret_cast<const Raw16*>(in + o * S + ((m0 + m) << gshift) + gl));
         }
         after_all_loads(v, static_cast<unsigned>(static_cast<std::uint64_t>(a.out_numel) >> 62));
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-          if (o0 + r * warps < a.out_numel) {
+          if (o0 + r * row_step < a.out_numel) {
 #pragma unroll
             for (int m = 0; m < kM; ++m) {
+              const std::int64_t pos0 = (((m0 + m) << gshift) + gl) * V;
 #pragma unroll
-              for (int e = 0; e < V; ++e) fold[r].add(spec, raw_element<T>(v[r * kM + m], e), ((m0 + m) * 32 + lane) * V + e);
+              for (int e = 0; e < V; ++e) fold[r].add(spec, raw_element<T>(v[r * kM + m], e), pos0 + e);
             }
           }
         }
       }
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const std::int64_t o = o0 + r * warps;
-        A acc = fold[r].result(spec, o < a.out_numel ? lane * V : -1);
-        acc = warp_reduce(acc, f);
-        if (lane == 0 && o < a.out_numel)
+        const std::int64_t o = o0 + r * row_step;
+        A acc = fold[r].result(spec, o < a.out_numel ? gl * V : -1);
+        for (int d = G >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
+        if (gl == 0 && o < a.out_numel)
           write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
       }
     }

@@ -20,7 +20,11 @@ void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStr
   const dim3 grid(c.grid), block(tuning::kTensorThreads);
   switch (c.family) {
     case Family::rows_packed:
-      rows_packed_kernel<P><<<grid, block, 0, stream>>>(args);
+      // launch.run: 2 or 4 (rows of fewer elements than a 16-byte vector holds, several per vector).
+      if constexpr (sizeof(typename P::value_type) <= 4) {
+        if (c.launch.run == 2) rows_packed_kernel<P, 2><<<grid, block, 0, stream>>>(args);
+        else if constexpr (sizeof(typename P::value_type) <= 2) rows_packed_kernel<P, 4><<<grid, block, 0, stream>>>(args);
+      }
       break;
     case Family::rows_dense:
       // launch.chunks: M, the vectors per lane of a row (tensor_reduce_kernels.cuh: kM = min(M, 8)).

@@ -59,7 +59,7 @@ inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
 // several blocks (combined by the last) until the grid fills the GPU, but never below
 // kOuterMinRowsPerThread reduced positions per thread.
 inline constexpr int kOuterMaxColumnThreads = 256;
-inline constexpr std::int64_t kOuterMinRowsPerThread = 32;
+inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
 // argmin/argmax of 4-byte types in the outer family: 2 resident blocks (124 registers, 8 loads in
 // flight) read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads.
 inline constexpr int kOuterArg4MinBlocksPerSm = 2;
