@@ -37,13 +37,13 @@ constexpr int tensor_scan_min_blocks(std::size_t elem_bytes, std::size_t accum_b
 // memory budget above.
 inline constexpr int kTensorScanMaxTC = 128;
 // When the scanned axis needs several row tiles, TC is capped here so that a tile has at least
-// 2048 / 8 = 256 rows (f32: 32 columns): the look-back state (two flagged words per column per
-// tile) then costs at most 1/32 of the data's traffic, and a predecessor costs a look-back 32
-// values. At 32 (128 f32 columns) the look-backs could not keep up with the tiles on the H100
-// (2026-11-26, 471912b: cumsum over dim 0 of (2^18, 256) f32 at 4.6 % of the copy ceiling):
-// a chain's tiles arrive at (bandwidth / tile bytes) / column tiles, so wide chained tiles make
-// both more values per predecessor and more tiles per chain.
-inline constexpr int kTensorScanChainMaxTC = 8;
+// 2048 / 4 = 512 rows (f32: 16 columns). A look-back folds (tiles in flight per chain) x (columns
+// per tile) values, and the tiles in flight per chain fall as the chains (column tiles) grow, so
+// its cost grows with the square of the tile's width. Cumsum f32 over dim 0 on the H100: at 32
+// (128 columns) (2^18, 256) read 4.6 % of the copy ceiling (471912b); at 8, 59-80 % from
+// (2^20, 64) to (2^12, 2^14); at 4, 67-89 % (2026-11-27, kTensorScanLookbackBytes 4096; 8192
+// changed nothing by more than 3 points).
+inline constexpr int kTensorScanChainMaxTC = 4;
 // Bytes of predecessor values a look-back round gathers (all loads of a round in flight at once).
 inline constexpr int kTensorScanLookbackBytes = 4096;
 // L2 prefetch of the input of the tile that will be drawn this many bytes of tiles ahead (the core
@@ -86,7 +86,11 @@ constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::s
     if (tc_shift > max_shift) tc_shift = max_shift;
     const auto tile_rows = [&](int s) { return static_cast<std::int64_t>(kTensorScanThreads >> s) * g.rows_per_thread; };
     const int chain_shift = tensor_scan_log2(kTensorScanChainMaxTC);
-    if (rows > tile_rows(tc_shift) && tc_shift > chain_shift) tc_shift = chain_shift;
+    // Rows that need several tiles at this width: the widest tile that holds them all if that
+    // is no narrower than a chained one (no look-back, and no idle rows of threads: (256, 2^18)
+    // in tiles of 512 rows read 75 % of the copy ceiling, in tiles of 256 rows 82 %), else
+    // chained tiles of kTensorScanChainMaxTC.
+    while (rows > tile_rows(tc_shift) && tc_shift > chain_shift) --tc_shift;
   }
   g.tc_shift = tc_shift;
   g.rows_per_tile = static_cast<std::int64_t>(kTensorScanThreads >> tc_shift) * g.rows_per_thread;
