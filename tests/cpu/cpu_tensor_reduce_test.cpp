@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -87,6 +89,43 @@ TEST(CpuTensorReduce, ContiguousRowsAreBitwiseTheFullArrayReduction) {
       expect_rows_equal_core<kOp, std::int32_t>(rows, len, len + pad, rng);
       expect_rows_equal_core<kOp, double>(rows, len, len + pad, rng);
     });
+  }
+}
+
+// Short rows (shorter than two rounds of the chunk kernel's lanes) of float sums and means are
+// folded four rows at a time (src/cpu/tensor_reduce_cpu.cpp): every length up to past the
+// boundary, row counts that leave a remainder, padded rows, and values whose bits tell folds
+// apart (signed zeros, infinities, NaNs with payloads, magnitudes that round differently).
+TEST(CpuTensorReduce, ShortFloatRowsAreBitwiseTheFullArrayReduction) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  for (std::int64_t len = 1; len <= 40; ++len) {
+    for (const auto& [rows, pad] : {std::pair<std::int64_t, std::int64_t>{9, 0}, {6, 3}}) {
+      const std::int64_t stride = len + pad;
+      std::vector<float> data(static_cast<std::size_t>(rows * stride));
+      const CounterRng r = rng.counter();
+      for (std::size_t i = 0; i < data.size(); ++i) {
+        const std::int64_t pick = r.in_range<std::int64_t>(i, 0, 40);
+        float v = static_cast<float>((r.unit(i) * 2 - 1) * std::ldexp(1.0, static_cast<int>(pick % 24)));
+        if (pick == 0) v = -0.0f;
+        if (pick == 1) v = std::numeric_limits<float>::infinity();
+        if (pick == 2) {
+          const std::uint32_t nan_bits = 0x7fc00000u | static_cast<std::uint32_t>(i & 0xffff);
+          std::memcpy(&v, &nan_bits, sizeof v);
+        }
+        data[i] = v;
+      }
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
+        std::vector<float> out(static_cast<std::size_t>(rows));
+        cpu::reduce(op, TensorView::strided(data.data(), DType::f32, {rows, len}, {stride, 1}), {1}, false,
+                    TensorView::contiguous(out.data(), DType::f32, {rows}));
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const float want = op == ReduceOp::sum ? cpu::reduce<ReduceOp::sum>(data.data() + i * stride, len)
+                                                 : cpu::reduce<ReduceOp::mean>(data.data() + i * stride, len);
+          EXPECT_TRUE(bits_equal(out[static_cast<std::size_t>(i)], want)) << op_name(op) << " row " << i << " len " << len;
+        }
+      }
+    }
   }
 }
 
