@@ -1,5 +1,6 @@
 // Prefix scans of N-dimensional strided tensors along one axis (issue #22): the CPU backend.
 // The CUDA backend's forms (device memory, stream-ordered): foldkit/cuda/tensor_scan.hpp.
+// With a user-supplied operator: foldkit/tensor_scan_custom.hpp.
 //
 //   float x[1000][4];                                   // host memory
 //   auto in  = foldkit::TensorView::contiguous(x, foldkit::DType::f32, {1000, 4});

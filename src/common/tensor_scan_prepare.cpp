@@ -127,6 +127,14 @@ ScanPlan prepare_scan(ReduceOp op, const TensorView& in, int axis, const TensorV
   return plan_scan(in, ax, out.strides);
 }
 
+ScanPlan prepare_scan_custom(DType dtype, const TensorView& in, int axis, const TensorView& out) {
+  validate(in, "input");
+  validate(out, "out");
+  if (in.dtype != dtype)
+    bad(std::string("input has dtype ") + dtype_name(in.dtype) + "; the functor's element type is " + dtype_name(dtype));
+  return prepare_scan(ReduceOp::max, in, axis, out, nullptr);  // max: the output's dtype is the input's
+}
+
 const char* scan_family_name(ScanFamily family) {
   switch (family) {
     case ScanFamily::empty: return "empty";

@@ -1,13 +1,16 @@
 // foldkit::cuda::inclusive_scan / exclusive_scan over tensors (foldkit/cuda/tensor_scan.hpp):
 // checks, workspace, and the choice between the core's blocked scan ("rows-contiguous" plans:
 // the lines lie back to back in and out) and the tile kernel (tensor_scan_kernel.cuh, every
-// other plan). Host code only; the kernels are instantiated in tensor_scan_<dtypes>.cu.
+// other plan). Host code only; the kernels are instantiated in tensor_scan_<dtypes>.cu. The user
+// functors' header (foldkit/cuda/tensor_scan_custom.cuh) gets the same checks, choice and tile
+// parameters from prepare_tensor_scan_custom (dispatch/tensor_scan_runtime.hpp).
 //
 // The tile kernel scans a matrix of R rows (the scanned axis) x C columns (the innermost canonical
 // kept dimension), repeated over the outer kept dimensions. Its geometry depends on the plan, and
 // so on the output's strides; tensor_scan_workspace_bytes() sees only the input, so it returns
 // the most any output could need: the largest tile state over every column dimension the kept
-// dimensions can merge into, every scan op and both vector widths, and the core's blocked scan.
+// dimensions can merge into, every scan op's accumulator and a user functor's (the element), both
+// vector widths, and the core's blocked scan.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -20,6 +23,7 @@
 #include "cuda/tensor_scan_launch.cuh"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/dispatch/scan_runtime.hpp"
+#include "foldkit/cuda/dispatch/tensor_scan_runtime.hpp"
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/tensor_scan.hpp"
 #include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"
@@ -47,12 +51,13 @@ int narrow_vec(const ScanMatrix& m, std::size_t elem_bytes) {
   return 0;
 }
 
-template <class F>
-void for_each_scan_op(F&& f) {
-  f(std::integral_constant<ReduceOp, ReduceOp::sum>{});
-  f(std::integral_constant<ReduceOp, ReduceOp::prod>{});
-  f(std::integral_constant<ReduceOp, ReduceOp::min>{});
-  f(std::integral_constant<ReduceOp, ReduceOp::max>{});
+template <class T, class F>
+void for_each_accum(F&& f) {
+  f(sizeof(scan_accum_t<ReduceOp::sum, T>));
+  f(sizeof(scan_accum_t<ReduceOp::prod, T>));
+  f(sizeof(scan_accum_t<ReduceOp::min, T>));
+  f(sizeof(scan_accum_t<ReduceOp::max, T>));
+  f(sizeof(T));
 }
 
 // The documented workspace size (see the top of this file), from the input alone.
@@ -68,8 +73,8 @@ std::size_t workspace_bound(const TensorView& in, const ScanPlan& p) {
   const std::size_t elem = dtype_size(in.dtype);
   visit_dtype(in.dtype, [&](auto tag) {
     using T = decltype(tag);
-    for_each_scan_op([&](auto op_tag) {
-      const std::size_t accum = sizeof(scan_accum_t<decltype(op_tag)::value, T>);
+    // The accumulators: every scan op's, and a user functor's (the element itself).
+    for_each_accum<T>([&](std::size_t accum) {
       for (unsigned subset = 0; subset < (1u << count); ++subset) {
         std::int64_t cols = 1;
         for (int k = 0; k < count; ++k)
@@ -104,15 +109,14 @@ void check_workspace(const Workspace& ws, std::size_t need, int device) {
 
 bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
 
-// Launches the tile kernel for the plan (op, T; seed: the exclusive init as R, or NoInit).
-template <ReduceOp Op, class T, class Seed>
-void run_tiles(const ScanPlan& p, const TensorView& in, const TensorView& out, Seed seed, const Workspace* ws,
-               cudaStream_t stream, const detail::DeviceFacts& facts) {
-  using A = scan_accum_t<Op, T>;
-  using O = scan_result_t<Op, T>;
+// The tile kernel's parameter for the plan (elements of t_bytes, accumulators of a_bytes, outputs
+// of o_bytes), all but init_bits and header; `state`: the look-back's workspace bytes (0: none).
+tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const TensorView& out, std::size_t t_bytes,
+                                std::size_t a_bytes, std::size_t o_bytes, bool exclusive,
+                                const detail::DeviceFacts& facts, std::size_t& state) {
   const ScanMatrix m = foldkit::detail::scan_matrix(p);
-  const int narrow = narrow_vec(m, sizeof(T));
-  const auto g = tuning::tensor_scan_geometry(sizeof(T), sizeof(A), m.rows, m.cols, narrow, m.axis_major());
+  const int narrow = narrow_vec(m, t_bytes);
+  const auto g = tuning::tensor_scan_geometry(t_bytes, a_bytes, m.rows, m.cols, narrow, m.axis_major());
   tensor_scan::TileArgs a;
   a.in = in.data;
   a.out = out.data;
@@ -124,14 +128,14 @@ void run_tiles(const ScanPlan& p, const TensorView& in, const TensorView& out, S
   a.out_cs = m.out_cs;
   a.outer_rank = m.outer_rank;
   bool in_outer_ok = true, out_outer_ok = true;
-  constexpr std::int64_t kInVec = 16 / static_cast<std::int64_t>(sizeof(T));
-  constexpr std::int64_t kOutVec = 16 / static_cast<std::int64_t>(sizeof(O)) < 1 ? 1 : 16 / static_cast<std::int64_t>(sizeof(O));
+  const std::int64_t in_vec = 16 / static_cast<std::int64_t>(t_bytes);
+  const std::int64_t out_vec = o_bytes > 16 ? 1 : 16 / static_cast<std::int64_t>(o_bytes);
   for (int d = 0; d < m.outer_rank; ++d) {
     a.outer_size[d] = m.outer[d].size;
     a.outer_in[d] = m.outer[d].in_stride;
     a.outer_out[d] = m.outer[d].out_stride;
-    in_outer_ok = in_outer_ok && m.outer[d].in_stride % kInVec == 0;
-    out_outer_ok = out_outer_ok && m.outer[d].out_stride % kOutVec == 0;
+    in_outer_ok = in_outer_ok && m.outer[d].in_stride % in_vec == 0;
+    out_outer_ok = out_outer_ok && m.outer[d].out_stride % out_vec == 0;
   }
   // A chained tile's look-back keeps per-column state for at most kTensorScanChainMaxTC thread
   // columns (the geometry never makes wider chained tiles).
@@ -150,23 +154,35 @@ void run_tiles(const ScanPlan& p, const TensorView& in, const TensorView& out, S
     a.in_vec = aligned(in.data, 16) && in_outer_ok;
     a.out_vec = aligned(out.data, 16) && out_outer_ok;
   } else {
-    a.in_vec = m.in_cs == 1 && aligned(in.data, 16) && in_outer_ok && (m.rows == 1 || m.in_rs % kInVec == 0);
-    a.out_vec = m.out_cs == 1 && aligned(out.data, 16) && out_outer_ok && (m.rows == 1 || m.out_rs % kOutVec == 0);
+    a.in_vec = m.in_cs == 1 && aligned(in.data, 16) && in_outer_ok && (m.rows == 1 || m.in_rs % in_vec == 0);
+    a.out_vec = m.out_cs == 1 && aligned(out.data, 16) && out_outer_ok && (m.rows == 1 || m.out_rs % out_vec == 0);
   }
-  a.exclusive = !erased::is_inclusive_v<Seed>;
+  a.exclusive = exclusive;
+  // L2 prefetch ahead of the tiles, in calls of several waves whose rows are 16-byte runs.
+  const std::int64_t tile_bytes = static_cast<std::int64_t>(tuning::kTensorScanThreads) *
+                                  tuning::tensor_scan_in_chunks(t_bytes, a_bytes) * 16;
+  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::tensor_scan_min_blocks(t_bytes, a_bytes);
+  if (a.in_vec && tiles >= tuning::kTensorScanPrefetchMinWaves * wave)
+    a.prefetch_tiles = static_cast<int>(tuning::kTensorScanPrefetchAheadBytes / tile_bytes);
+  state = tuning::tensor_scan_state_bytes(g, m.outer_count, a_bytes);
+  return a;
+}
+
+// Launches the tile kernel for the plan (op, T; seed: the exclusive init as R, or NoInit).
+template <ReduceOp Op, class T, class Seed>
+void run_tiles(const ScanPlan& p, const TensorView& in, const TensorView& out, Seed seed, const Workspace* ws,
+               cudaStream_t stream, const detail::DeviceFacts& facts) {
+  using A = scan_accum_t<Op, T>;
+  using O = scan_result_t<Op, T>;
+  std::size_t state = 0;
+  tensor_scan::TileArgs a =
+      tile_args(p, in, out, sizeof(T), sizeof(A), sizeof(O), !erased::is_inclusive_v<Seed>, facts, state);
   if constexpr (!erased::is_inclusive_v<Seed>) {
     const A init = static_cast<A>(seed);
     static_assert(sizeof(A) <= sizeof(a.init_bits));
     std::memcpy(&a.init_bits, &init, sizeof(A));
   }
-  // L2 prefetch ahead of the tiles, in calls of several waves whose rows are 16-byte runs.
-  const std::int64_t tile_bytes = static_cast<std::int64_t>(tuning::kTensorScanThreads) *
-                                  tuning::tensor_scan_in_chunks(sizeof(T), sizeof(A)) * 16;
-  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::tensor_scan_min_blocks(sizeof(T), sizeof(A));
-  if (a.in_vec && tiles >= tuning::kTensorScanPrefetchMinWaves * wave)
-    a.prefetch_tiles = static_cast<int>(tuning::kTensorScanPrefetchAheadBytes / tile_bytes);
   // The look-back's state.
-  const std::size_t state = tuning::tensor_scan_state_bytes(g, m.outer_count, sizeof(A));
   const bool convenient = ws == nullptr;
   if (state > 0) {
     const Workspace w = convenient ? detail::scan_stream_workspace(stream, state) : *ws;
@@ -176,15 +192,22 @@ void run_tiles(const ScanPlan& p, const TensorView& in, const TensorView& out, S
   if (state > 0 && convenient) detail::scan_stream_workspace_launched(stream);
 }
 
-void run(ReduceOp op, const TensorView& in, int axis, const TensorView& out, const Scalar* init, const Workspace* ws,
-         cudaStream_t stream) {
-  const ScanPlan plan = foldkit::detail::prepare_scan(op, in, axis, out, init);
+// The checks every CUDA tensor scan makes after the plan's: device views of the current device,
+// aligned data, and the explicit workspace against the documented size.
+detail::DeviceFacts check_call(const ScanPlan& plan, const TensorView& in, const TensorView& out, const Workspace* ws) {
   const detail::DeviceFacts facts = detail::current_device_facts();
   detail::check_device_view(in, "input", facts.device);
   detail::check_device_view(out, "out", facts.device);
   if (!aligned(in.data, dtype_size(in.dtype)) || !aligned(out.data, dtype_size(out.dtype)))
     throw Error(Errc::invalid_argument, "tensor scan: input or output is not aligned to its element size");
   if (ws != nullptr) check_workspace(*ws, workspace_bound(in, plan), facts.device);
+  return facts;
+}
+
+void run(ReduceOp op, const TensorView& in, int axis, const TensorView& out, const Scalar* init, const Workspace* ws,
+         cudaStream_t stream) {
+  const ScanPlan plan = foldkit::detail::prepare_scan(op, in, axis, out, init);
+  const detail::DeviceFacts facts = check_call(plan, in, out, ws);
   if (plan.family == ScanFamily::empty) return;
   if (plan.family == ScanFamily::rows_contiguous) {
     // The core's blocked scan of the flat array (it takes the same Scalar init, and the same
@@ -204,6 +227,29 @@ void run(ReduceOp op, const TensorView& in, int axis, const TensorView& out, con
 }
 
 }  // namespace
+
+namespace detail {
+
+TensorScanSetup prepare_tensor_scan_custom(DType dtype, const TensorView& in, int axis, const TensorView& out,
+                                           bool exclusive, const Workspace* ws) {
+  const ScanPlan plan = foldkit::detail::prepare_scan_custom(dtype, in, axis, out);
+  const DeviceFacts facts = check_call(plan, in, out, ws);
+  TensorScanSetup setup;
+  setup.device = facts.device;
+  if (plan.family == ScanFamily::empty) return setup;
+  setup.empty = false;
+  const std::size_t elem = dtype_size(dtype);
+  if (plan.family == ScanFamily::rows_contiguous && elem >= 4) {  // the core's custom scans: 4 or 8 bytes
+    setup.blocked = true;
+    setup.numel = plan.numel;
+    setup.len = plan.len;
+    return setup;
+  }
+  setup.tiles = tile_args(plan, in, out, elem, elem, elem, exclusive, facts, setup.state_bytes);
+  return setup;
+}
+
+}  // namespace detail
 
 std::size_t tensor_scan_workspace_bytes(const TensorView& in, int axis) {
   validate(in, "input");

@@ -1,39 +1,14 @@
-// The CUDA tensor scans' tile kernel as the host dispatch (tensor_scan.cu) sees it: its
-// arguments and the launcher, defined in tensor_scan_kernel.cuh and instantiated per dtype in
-// tensor_scan_<dtypes>.cu (4 ops each).
+// The CUDA tensor scans' tile kernel for the built-in ops as the host dispatch (tensor_scan.cu)
+// sees it: the launcher, defined in tensor_scan_kernel.cuh and instantiated per dtype in
+// tensor_scan_<dtypes>.cu (4 ops each). Its parameter, TileArgs: foldkit/cuda/device/tensor_scan_args.hpp.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
-
-#include "foldkit/cuda/device/scan_layout.hpp"  // ScanHeader
+#include "foldkit/cuda/device/tensor_scan_args.hpp"
 #include "foldkit/ops.hpp"
-#include "foldkit/tensor.hpp"
 
 namespace foldkit::cuda::tensor_scan {
-
-// One launch of the tile kernel: a matrix of `rows` (the scanned axis) x `cols` (the innermost
-// kept dimension), repeated over the outer kept dimensions, all strides in elements.
-struct TileArgs {
-  const void* in = nullptr;
-  void* out = nullptr;
-  std::int64_t rows = 1, cols = 1;
-  std::int64_t in_rs = 0, out_rs = 0;  // along the scanned axis
-  std::int64_t in_cs = 0, out_cs = 0;  // along the columns
-  int outer_rank = 0;
-  std::int64_t outer_size[kMaxRank] = {}, outer_in[kMaxRank] = {}, outer_out[kMaxRank] = {};
-  std::int64_t row_tiles = 1, col_tiles = 1;
-  unsigned num_tiles = 0;       // outer count x row_tiles x col_tiles (the grid)
-  int tc_shift = 0;             // log2 of the thread columns (TC)
-  int vec = 1;                  // columns per thread (tuning::TensorScanGeometry::vec)
-  bool in_vec = false;          // whole 16-byte chunks of the input may be copied as such
-  bool out_vec = false;         // whole chunks of the output may be stored as vectors
-  bool exclusive = false;
-  int prefetch_tiles = 0;       // L2-prefetch the tile this many tickets ahead (0: none)
-  unsigned long long init_bits = 0;  // exclusive: the init as the accumulator type, its bytes
-  ScanHeader* header = nullptr;      // workspace (chained tiles only; null when row_tiles == 1)
-};
 
 // Launches the kernel for (Op, T) on `stream` (device: the current one, for per-device memos).
 // Throws Error(cuda_error) when the launch fails.

@@ -105,4 +105,19 @@ struct ThenApply {
   FOLDKIT_HD Affine operator()(Affine f, Affine g) const { return Affine{g.a * f.a, g.a * f.b + g.b}; }
 };
 
+// ThenApply's maps packed into one unsigned integer U (a in the high half, b in the low half,
+// arithmetic mod 2^(half width)): a non-commutative associative operator over a dtype a
+// TensorView can describe (uint32_t: mod 2^16; uint64_t: mod 2^32), for the tensor scans.
+// Identity: a = 1, b = 0. (The products fit U: both factors are below 2^(half width).)
+template <class U>
+struct PackedThenApply {
+  static constexpr int kHalf = 4 * static_cast<int>(sizeof(U));
+  static constexpr U kMask = (U{1} << kHalf) - 1;
+  FOLDKIT_HD static U pack(U a, U b) { return static_cast<U>((a & kMask) << kHalf | (b & kMask)); }
+  FOLDKIT_HD U operator()(U f, U g) const {
+    const U fa = f >> kHalf, fb = f & kMask, ga = g >> kHalf, gb = g & kMask;
+    return pack(static_cast<U>(ga * fa), static_cast<U>(ga * fb + gb));
+  }
+};
+
 }  // namespace foldkit::test

@@ -16,7 +16,8 @@
 // Kernels (foldkit/detail/scan_plan.hpp names the family a call gets): lines that lie back to back
 // with stride 1 in and out ("rows-contiguous") are the core's blocked scan of the flat array, one
 // launch; everything else is one launch of a tiled kernel with a decoupled look-back along the
-// scanned axis (src/cuda/tensor_scan_kernel.cuh).
+// scanned axis (foldkit/cuda/device/tensor_scan_kernel.cuh). With a user operator:
+// foldkit/cuda/tensor_scan_custom.cuh.
 // Determinism: the same views on the same device give the same bits on every call. Float results
 // need not equal the CPU backend's bits (a different, fixed order); integer results are exact.
 #pragma once

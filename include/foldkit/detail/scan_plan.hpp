@@ -72,6 +72,11 @@ ScanPlan plan_scan(const TensorView& in, int axis, const std::int64_t* out_strid
 // the plan for the given output strides.
 ScanPlan prepare_scan(ReduceOp op, const TensorView& in, int axis, const TensorView& out, const Scalar* init);
 
+// prepare_scan's checks for a user functor over `dtype` (foldkit/tensor_scan_custom.hpp): the
+// input's dtype must be `dtype` (Error(invalid_argument) otherwise), and so must the output's;
+// no init to check (it is a value of the functor's type). Returns the plan.
+ScanPlan prepare_scan_custom(DType dtype, const TensorView& in, int axis, const TensorView& out);
+
 const char* scan_family_name(ScanFamily family);
 
 // One line: "scan [1000000 x (in 2, out 2)] kept [2 x (in 1, out 1)] family=columns".

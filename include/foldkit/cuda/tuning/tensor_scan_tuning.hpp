@@ -1,4 +1,4 @@
-// Tuning of the CUDA tensor scans' tile kernel (src/cuda/tensor_scan_kernel.cuh): the one place
+// Tuning of the CUDA tensor scans' tile kernel (foldkit/cuda/device/tensor_scan_kernel.cuh): the one place
 // its constants live, and the geometry (tile shape and count) both the launch and
 // tensor_scan_workspace_bytes compute from them. Plain C++ (host code and the kernel use it).
 //
