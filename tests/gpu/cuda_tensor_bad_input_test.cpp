@@ -27,12 +27,6 @@ namespace {
 using CudaTensorBadInput = CudaTest;
 using Bytes = std::vector<unsigned char, AlignedAllocator<unsigned char>>;
 
-int current_device() {
-  int device = 0;
-  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
 struct Call {
   BadCall c;
   bool on_cpu = false;  // run through the CPU backend

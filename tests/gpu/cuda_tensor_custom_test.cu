@@ -36,12 +36,6 @@ using CudaTensorCustom = CudaTest;
 constexpr int kMaxReported = 20;  // failures printed in full per test; all are counted
 constexpr std::size_t kAlign = 256;
 
-int current_device() {
-  int device = 0;
-  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
 std::size_t align_up(std::size_t b) { return (b + kAlign - 1) / kAlign * kAlign; }
 
 // The kernel family describe_reduce_custom names ("kernel=outer vec16 ..." -> "outer").

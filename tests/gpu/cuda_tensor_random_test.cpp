@@ -39,12 +39,6 @@ constexpr unsigned char kGapByte = 0xA5;
 constexpr std::size_t kBatchBytes = std::size_t{48} << 20;
 constexpr std::size_t kBatchCases = 160;
 
-int current_device() {
-  int device = 0;
-  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
 struct Regions {
   std::size_t in = 0, out = 0, vals = 0, again = 0;
   bool twice = false;

@@ -24,12 +24,6 @@ namespace {
 
 using CudaTensorReduce = CudaTest;
 
-int current_device() {
-  int device = 0;
-  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
 // A device copy of a host byte buffer (cudaMemcpy: complete on return).
 DeviceBuffer upload_bytes(const void* host, std::size_t bytes) {
   DeviceBuffer d(bytes > 0 ? bytes : 1);

@@ -36,35 +36,6 @@ namespace {
 
 using CudaTensorScanCustom = CudaTest;
 
-int current_device() {
-  int device = 0;
-  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
-DeviceBuffer upload_bytes(const std::vector<unsigned char>& host) {
-  DeviceBuffer d(host.empty() ? 1 : host.size());
-  if (!host.empty()) FOLDKIT_CUDA_CHECK(cudaMemcpy(d.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
-  return d;
-}
-std::vector<unsigned char> download_bytes(const DeviceBuffer& d, std::size_t bytes) {
-  std::vector<unsigned char> host(bytes);
-  if (bytes > 0) FOLDKIT_CUDA_CHECK(cudaMemcpy(host.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
-  return host;
-}
-
-// One explicit workspace for the whole process, grown (and zeroed, once) when a call needs more.
-cuda::Workspace shared_workspace(std::size_t bytes) {
-  static DeviceBuffer buffer;
-  static std::size_t size = 0;
-  if (bytes > size) {
-    buffer = DeviceBuffer(bytes);
-    size = bytes;
-    cuda::init_scan_workspace(cuda::Workspace{buffer.get(), size});
-  }
-  return cuda::Workspace{size > 0 ? buffer.get() : nullptr, size};
-}
-
 // The CUDA backend on a case: the buffers to the device whole, the call on the default stream
 // (with the shared explicit workspace when asked), the output buffer back whole.
 template <class C>

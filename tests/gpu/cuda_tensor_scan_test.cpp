@@ -33,36 +33,6 @@ namespace {
 
 using CudaTensorScan = CudaTest;
 
-int current_device() {
-  int device = 0;
-  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
-DeviceBuffer upload_bytes(const std::vector<unsigned char>& host) {
-  DeviceBuffer d(host.empty() ? 1 : host.size());
-  if (!host.empty()) FOLDKIT_CUDA_CHECK(cudaMemcpy(d.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
-  return d;
-}
-std::vector<unsigned char> download_bytes(const DeviceBuffer& d, std::size_t bytes) {
-  std::vector<unsigned char> host(bytes);
-  if (bytes > 0) FOLDKIT_CUDA_CHECK(cudaMemcpy(host.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
-  return host;
-}
-
-// One explicit workspace for the whole process, grown (and zeroed, once) when a call needs more:
-// later calls reuse it without zeroing, as documented.
-cuda::Workspace shared_workspace(std::size_t bytes) {
-  static DeviceBuffer buffer;
-  static std::size_t size = 0;
-  if (bytes > size) {
-    buffer = DeviceBuffer(bytes);
-    size = bytes;
-    cuda::init_scan_workspace(cuda::Workspace{buffer.get(), size});
-  }
-  return cuda::Workspace{size > 0 ? buffer.get() : nullptr, size};
-}
-
 // The CUDA backend as the cases' runner: buffers to the device whole, the call on the default
 // stream (every other call with the shared explicit workspace), the output buffer back whole
 // (also when the call throws).

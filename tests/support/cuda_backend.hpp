@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "foldkit/cuda/reduce.hpp"
+#include "foldkit/cuda/scan.hpp"
 #include "support/cpu_backend.hpp"
 #include "support/random_arrays.hpp"
 
@@ -54,6 +55,38 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// The current CUDA device's ordinal.
+inline int current_device() {
+  int device = 0;
+  FOLDKIT_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+// Host bytes to a fresh device allocation (at least one byte), and `bytes` of one back.
+inline DeviceBuffer upload_bytes(const std::vector<unsigned char>& host) {
+  DeviceBuffer d(host.empty() ? 1 : host.size());
+  if (!host.empty()) FOLDKIT_CUDA_CHECK(cudaMemcpy(d.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+inline std::vector<unsigned char> download_bytes(const DeviceBuffer& d, std::size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  if (bytes > 0) FOLDKIT_CUDA_CHECK(cudaMemcpy(host.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// One explicit scan workspace for the whole test process, grown (and zeroed, once) when a call
+// needs more: later calls reuse it without zeroing, as documented (foldkit/cuda/scan.hpp).
+inline cuda::Workspace shared_workspace(std::size_t bytes) {
+  static DeviceBuffer buffer;
+  static std::size_t size = 0;
+  if (bytes > size) {
+    buffer = DeviceBuffer(bytes);
+    size = bytes;
+    cuda::init_scan_workspace(cuda::Workspace{buffer.get(), size});
+  }
+  return cuda::Workspace{size > 0 ? buffer.get() : nullptr, size};
+}
 
 // A device copy of host data; ptr points at the first element to reduce.
 template <class T> struct DeviceArray {
