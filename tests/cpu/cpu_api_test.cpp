@@ -22,6 +22,7 @@
 
 #include "common/reduce_checks.hpp"
 #include "cpu/parallel.hpp"
+#include "support/forced_threads.hpp"
 #include "foldkit/reduce.hpp"
 #include "foldkit/scan.hpp"
 #include "support/cpu_backend.hpp"
@@ -240,19 +241,6 @@ TEST(CpuReduceCustom, NullInputWithElementsIsInvalidArgument) {
 // claims, as descheduled threads would, so late joins, stolen ranges and waits on unfinished
 // items all happen. The bits must never change.
 
-// Forces the thread count (and jitter) for a scope.
-class ForcedThreads {
- public:
-  explicit ForcedThreads(int threads, bool jitter = true) {
-    cpu::detail::set_forced_threads_for_testing(threads);
-    cpu::detail::set_jitter_for_testing(jitter);
-  }
-  ~ForcedThreads() {
-    cpu::detail::set_forced_threads_for_testing(0);
-    cpu::detail::set_jitter_for_testing(false);
-  }
-};
-
 constexpr int kThreadCounts[] = {1, 2, 3, 7};
 
 // Float data whose sums round differently in any other combine order: values in [-1, 1) with a
@@ -316,7 +304,7 @@ TEST(CpuThreads, ForcedThreadCountsGiveTheSameBits) {
   const Results want = compute_on_one_thread(a, offsets);
   for (int rep = 0; rep < 3; ++rep)
     for (int threads : kThreadCounts) {
-      ForcedThreads forced(threads);
+      ForcedThreads forced(threads, true);
       EXPECT_TRUE(compute(a, offsets) == want) << threads << " threads, repetition " << rep;
     }
   // Other types and ops through the typed entry points, with the most threads.
@@ -326,7 +314,7 @@ TEST(CpuThreads, ForcedThreadCountsGiveTheSameBits) {
     const auto in = CpuBackend::upload(d);
     ForcedThreads one(1, false);
     const auto single = reduce_on<kOp, CpuBackend>(in);
-    ForcedThreads seven(7);
+    ForcedThreads seven(7, true);
     EXPECT_TRUE(bits_equal(reduce_on<kOp, CpuBackend>(in), single)) << op_name(kOp);
   });
 }
@@ -373,7 +361,7 @@ TEST(CpuThreads, NestedCallsFromChunksGetTheSameBits) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
   const auto a = order_sensitive_floats(std::int64_t{1} << 20, rng);
-  ForcedThreads forced(4);
+  ForcedThreads forced(4, true);
   const float want = cpu::sum(a.data(), a.n);
   struct Ctx {
     const TestArray<float>* a;
@@ -394,7 +382,7 @@ TEST(CpuThreads, TheLowestFailingChunksExceptionPropagates) {
     std::thread::id who[300];
   };
   for (int threads : kThreadCounts) {
-    ForcedThreads forced(threads);
+    ForcedThreads forced(threads, true);
     int most_threads_seen = 0;
     for (int rep = 0; rep < 10; ++rep) {
       Ctx ctx{};

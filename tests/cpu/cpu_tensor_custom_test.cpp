@@ -14,6 +14,7 @@
 
 #include "common/tensor_custom_cases.hpp"
 #include "cpu/parallel.hpp"
+#include "support/forced_threads.hpp"
 #include "foldkit/reduce.hpp"
 #include "foldkit/tensor_reduce_custom.hpp"
 #include "support/custom_functors.hpp"
@@ -92,12 +93,6 @@ TEST(CpuTensorCustom, RandomProblemsMatchTheReference) {
 }
 
 // ---- order: fixed chunks, independent of the thread count -----------------------------------------
-
-class ForcedThreads {
- public:
-  explicit ForcedThreads(int threads) { cpu::detail::set_forced_threads_for_testing(threads); }
-  ~ForcedThreads() { cpu::detail::set_forced_threads_for_testing(0); }
-};
 
 // Float addition rounds differently in every order, so equal bits mean an equal fold order.
 TEST(CpuTensorCustom, SameBitsForAnyThreadCount) {

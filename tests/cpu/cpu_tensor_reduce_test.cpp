@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cpu/parallel.hpp"
+#include "support/forced_threads.hpp"
 #include "foldkit/detail/reduce_plan.hpp"
 #include "foldkit/reduce.hpp"
 #include "foldkit/tensor_reduce.hpp"
@@ -130,12 +131,6 @@ TEST(CpuTensorReduce, ShortFloatRowsAreBitwiseTheFullArrayReduction) {
 }
 
 // ---- the thread count never changes a bit ----------------------------------------------------
-
-class ForcedThreads {
- public:
-  explicit ForcedThreads(int threads) { cpu::detail::set_forced_threads_for_testing(threads); }
-  ~ForcedThreads() { cpu::detail::set_forced_threads_for_testing(0); }
-};
 
 TEST(CpuTensorReduce, SameBitsForAnyThreadCount) {
   FOLDKIT_TRACE_SEED();

@@ -14,6 +14,7 @@
 
 #include "common/tensor_scan_custom_cases.hpp"
 #include "cpu/parallel.hpp"
+#include "support/forced_threads.hpp"
 #include "foldkit/scan.hpp"
 #include "foldkit/tensor_scan_custom.hpp"
 #include "support/custom_functors.hpp"
@@ -109,12 +110,6 @@ TEST(CpuTensorScanCustom, EveryFamilyFoldsLeftToRight) {
 }
 
 // ---- order: fixed, independent of the thread count ----------------------------------------------------
-
-class ForcedThreads {
- public:
-  explicit ForcedThreads(int threads) { cpu::detail::set_forced_threads_for_testing(threads); }
-  ~ForcedThreads() { cpu::detail::set_forced_threads_for_testing(0); }
-};
 
 // Float addition rounds differently in every bracketing, so equal bits mean an equal fold order.
 TEST(CpuTensorScanCustom, SameBitsForAnyThreadCount) {

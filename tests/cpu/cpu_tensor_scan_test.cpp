@@ -13,6 +13,7 @@
 
 #include "common/tensor_scan_reference.hpp"
 #include "cpu/parallel.hpp"
+#include "support/forced_threads.hpp"
 #include "foldkit/detail/scan_plan.hpp"
 #include "foldkit/scan.hpp"
 #include "foldkit/tensor_scan.hpp"
@@ -139,12 +140,6 @@ TEST(CpuTensorScan, ContiguousRowsAreBitwiseTheBlockedScan) {
 }
 
 // ---- the thread count never changes a bit ----------------------------------------------------------
-
-class ForcedThreads {
- public:
-  explicit ForcedThreads(int threads) { cpu::detail::set_forced_threads_for_testing(threads); }
-  ~ForcedThreads() { cpu::detail::set_forced_threads_for_testing(0); }
-};
 
 TEST(CpuTensorScan, SameBitsForAnyThreadCount) {
   FOLDKIT_TRACE_SEED();
