@@ -59,6 +59,7 @@
 #include "foldkit/cuda/device/scan_layout.hpp"
 #include "foldkit/cuda/device/scan_tile_io.cuh"
 #include "foldkit/cuda/device/scan_tile_state.cuh"
+#include "foldkit/cuda/device/tensor_scan_trace.cuh"
 #include "foldkit/cuda/device/tensor_scan_args.hpp"
 #include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"
 #include "foldkit/cuda/warp/warp_shuffle.cuh"
@@ -181,6 +182,7 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
   const bool chained = a.row_tiles > 1;
 
   if (tid == 0) {
+    trace_point(f, kTileTraceStart);
     unsigned index = blockIdx.x, flag = 0;
     if (chained) {
       const unsigned long long drawn = atomicAdd(&a.header->ticket_and_epoch, 1ull);
@@ -256,6 +258,7 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
   }
   tile_io::wait_all_copies();
   __syncthreads();
+  if (tid == 0) trace_point(f, kTileTraceLoaded);
 
   // 2. Each thread's fold per column, then the scan of the folds along TR.
   A incl[kV];
@@ -373,6 +376,7 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
     } else if (!chained && a.exclusive) {
       for (int c = lane; c < width; c += 32) vals[c] = init;
     }
+    if (lane == 0) trace_point(f, kTileTracePublished);
   }
   // 3b. Every thread: its local scan (tile-local, in the accumulator type) into shared memory.
   local_scan();
@@ -426,11 +430,16 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
         if (am != 0xffffffffu) all_any = false;
       }
       __syncthreads();  // the masks are read before the next round writes them
+      if (tid == 0) trace_note(f, kTileNoteStatusRounds, 1);  // (summed by the tracer)
       if (found >= 0) {
         stop = newest - found;
         break;
       }
       if (all_any) newest -= kThreads;
+    }
+    if (tid == 0) {
+      trace_note(f, kTileNoteDistance, rt - stop);
+      trace_point(f, kTileTraceFound);
     }
     constexpr int kScratch = Spec::kLookbackScratch;
     constexpr int kLoads = kScratch / kThreads;
@@ -486,6 +495,7 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
     // The status word may land before other threads' values: a reader polls each value word.
     if (has_successor && tid == 0) publish_scan_slot(mine + 1, 0u, flag);
     __syncthreads();
+    if (tid == 0) trace_point(f, kTileTracePrefix);
   }
 
   // 4. Store, striped: out = prefix op local.
@@ -532,6 +542,10 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
         if (er < rows_valid && ec < cols_valid) gout[er * a.out_rs + ec * a.out_cs] = o[k];
       }
     }
+  }
+  if (tid == 0) {
+    trace_point(f, kTileTraceStored);
+    trace_flush(f, t);
   }
 }
 
