@@ -2,7 +2,7 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|copyprobe|axes]...
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|axes]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
@@ -10,6 +10,7 @@
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" and "floor N" too.)
 # (scan-trace: foldkit-scan-trace, the scan kernel's timeline, for each of SCAN_TRACE_CASES "f32|i32 N".)
+# (tensor-scan-trace: foldkit-tensor-scan-trace, cumsum over dim 0 per tile, for each of TENSOR_SCAN_TRACE_CASES "ROWS COLS".)
 # (sanitize-scan: only the whole-array scans' memcheck past one wave (user operators too) and a scan racecheck.)
 # (ab: foldkit-bench of a baseline tree (AB_BASE, a `git archive` tarball) and of this tree, alternately, AB_ROUNDS
 #  rounds each on this one machine; tools/probes/compare_reduce_ab.py compares them into ab.txt.)
@@ -31,7 +32,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|copyprobe|ab|axes) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|axes) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -62,7 +63,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has copyprobe || has ab || has axes; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
@@ -248,6 +249,16 @@ if has scan-trace; then
     echo >> "$OUT/scan_trace.txt"
   done
   cat "$OUT/scan_trace.txt"
+fi
+if has tensor-scan-trace; then
+  stamp "tensor-scan-trace (foldkit-tensor-scan-trace: the column scan's tiles and look-back distances)"
+  cases=${TENSOR_SCAN_TRACE_CASES:-"4194304 16;1048576 64;16777216 4;65536 1024"}
+  IFS=';' read -ra list <<< "$cases"
+  for c in "${list[@]}"; do
+    timeout 120 "$BUILD/tools/probes/foldkit-tensor-scan-trace" $c ${TENSOR_SCAN_TRACE_CALLS:-9} >> "$OUT/tensor_scan_trace.txt" 2>&1 || status=1
+    echo >> "$OUT/tensor_scan_trace.txt"
+  done
+  cat "$OUT/tensor_scan_trace.txt"
 fi
 if has copyprobe; then
   stamp "copyprobe (foldkit-copy-probe: copy kernels against cudaMemcpyAsync)"
