@@ -167,12 +167,8 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
     const bool few_outputs = group_lanes < sms * tn::kRowsGroupMinLanesPerSm;
     if (few_outputs && slots > 32 * per_group && p.out_numel <= kIntMax) {
       c.family = Family::rows_block;
-      // Blocks resident at once: the minimum __launch_bounds__ guarantees the kernel
-      // (tensor_reduce_kernels.cuh: the contiguous walk when every output is one run).
-      const bool contig = c.vec && p.reduced_rank == 1;
-      const std::int64_t resident =
-          sms * (!contig ? tn::kTensorMinBlocksPerSm
-                         : is_arg ? tn::kRowsBlockContigArgMinBlocksPerSm : tn::kRowsBlockContigMinBlocksPerSm);
+      // Blocks resident at once: the minimum the kernel's __launch_bounds__ guarantee.
+      const std::int64_t resident = sms * tn::rows_block_min_blocks(tensor::rows_block_contiguous(c), is_arg);
       const std::int64_t by_work = std::max<std::int64_t>(1, slots / (tn::kTensorThreads * tn::kRowsMinVectorsPerThread));
       l.chunks = whole_waves_chunks(p.out_numel, std::min(by_work, kIntMax / p.out_numel), resident);
       c.grid = static_cast<unsigned>(p.out_numel * l.chunks);
@@ -203,9 +199,8 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
     // splits' partials with TY = 256 / TX threads per column, so splits / TY is that fold's
     // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
     std::int64_t chunks = 1, base_blocks = 0;
-    // The minimum resident blocks outer_kernel's __launch_bounds__ guarantees.
-    const std::int64_t outer_resident =
-        sms * (is_arg && what.element_bytes == 4 ? tn::kOuterArg4MinBlocksPerSm : tn::kTensorMinBlocksPerSm);
+    // The minimum resident blocks outer_kernel's __launch_bounds__ guarantee.
+    const std::int64_t outer_resident = sms * tn::outer_min_blocks(is_arg, what.element_bytes);
     const int top = std::min(ceil_log2(cvec), ceil_log2(tn::kOuterMaxColumnThreads));
     // Narrower rows keep the fold-depth rule alone: (2^22, 16) argmax over dim 0 read 78 % of
     // the read ceiling with 2 column threads, 71 % with 4 (sum: 87 % and 90 %).

@@ -56,4 +56,8 @@ struct Choice {
   Launch launch;
 };
 
+// rows-block's pointer walk (tensor_reduce_kernels.cuh, kContig): whole vectors, and every
+// output one contiguous run (no reduced dim outside the run). The planner and the launch ask here.
+inline bool rows_block_contiguous(const Choice& c) { return c.vec && c.launch.red.rank == 0; }
+
 }  // namespace foldkit::cuda::tensor

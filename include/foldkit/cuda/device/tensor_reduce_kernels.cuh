@@ -431,9 +431,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 // (tuning::kRowsBlockContigMinBlocksPerSm): a block reads a row of 4096 f32 in one round of loads
 // and then spends its block reduce idle, so resident blocks are what keeps bytes in flight.
 template <class P, bool kVec, bool kContig = false>
-__global__ void __launch_bounds__(tuning::kTensorThreads, !kContig ? tuning::kTensorMinBlocksPerSm
-                                                          : P::kArg ? tuning::kRowsBlockContigArgMinBlocksPerSm
-                                                                    : tuning::kRowsBlockContigMinBlocksPerSm)
+__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min_blocks(kContig, P::kArg))
     rows_block_kernel(const __grid_constant__ typename P::Args a) {
   static_assert(!kContig || kVec, "the contiguous pointer walk loads whole vectors");
   using T = typename P::value_type;
@@ -525,7 +523,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, !kContig ? tuning::kTe
 // (tile * TX + tx) over reduced positions split_begin + ty, + TY, ...; the TY partials of a
 // column then combine in a fixed tree in shared memory.
 template <class P, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, P::kArg && sizeof(typename P::value_type) == 4 ? tuning::kOuterArg4MinBlocksPerSm : tuning::kTensorMinBlocksPerSm) outer_kernel(const __grid_constant__ typename P::Args a) {
+__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_blocks(P::kArg, sizeof(typename P::value_type))) outer_kernel(const __grid_constant__ typename P::Args a) {
   using T = typename P::value_type;
   using Spec = typename P::Spec;
   using A = typename Spec::accum_type;

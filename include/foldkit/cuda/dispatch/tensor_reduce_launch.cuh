@@ -38,7 +38,7 @@ void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStr
       else rows_group_kernel<P, false><<<grid, block, 0, stream>>>(args);
       break;
     case Family::rows_block:
-      if (c.vec && c.launch.red.rank == 0) rows_block_kernel<P, true, true><<<grid, block, 0, stream>>>(args);
+      if (rows_block_contiguous(c)) rows_block_kernel<P, true, true><<<grid, block, 0, stream>>>(args);
       else if (c.vec) rows_block_kernel<P, true><<<grid, block, 0, stream>>>(args);
       else rows_block_kernel<P, false><<<grid, block, 0, stream>>>(args);
       break;

@@ -3,6 +3,7 @@
 // family does, and docs/perf.md ("Tensors along axes") for the measurements behind the values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace foldkit::cuda::tuning {
@@ -63,6 +64,16 @@ inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
 // argmin/argmax of 4-byte types in the outer family: 2 resident blocks (124 registers, 8 loads in
 // flight) read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads.
 inline constexpr int kOuterArg4MinBlocksPerSm = 2;
+
+// The resident blocks per SM the block-split families' __launch_bounds__ guarantee
+// (tensor_reduce_kernels.cuh) and the planner sizes their splits by (src/cuda/tensor_reduce.cu,
+// whole_waves_chunks): one rule for both.
+constexpr int rows_block_min_blocks(bool contiguous, bool arg) {
+  return !contiguous ? kTensorMinBlocksPerSm : arg ? kRowsBlockContigArgMinBlocksPerSm : kRowsBlockContigMinBlocksPerSm;
+}
+constexpr int outer_min_blocks(bool arg, std::size_t element_bytes) {
+  return arg && element_bytes == 4 ? kOuterArg4MinBlocksPerSm : kTensorMinBlocksPerSm;
+}
 // Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
 inline constexpr int kOuterLoadsInFlight = 8;
 // The last block of a column tile folds the splits' partials, splits / TY of them per thread in
