@@ -193,13 +193,13 @@ struct TensorJob {
   }
 
   // Piece pc of the output elements [col, col + width) of kept line `line`: folds its positions
-  // into this thread's scratch accumulators, then writes the results (one piece per row) or the
-  // piece's partials.
+  // into the piece's partials (several pieces per row), or into this thread's scratch
+  // accumulators and then writes the results (one piece per row).
   void outer_piece(std::int64_t line, std::int64_t col, std::int64_t width, std::int64_t pc) {
     const std::int64_t first = line * inner_kept + col;
     const RowOffsets at = row_offsets(*plan, first);
     const Fold f = fold;
-    A* acc = scratch(width);
+    A* acc = pieces > 1 ? piece_partial.get() + (line * pieces + pc) * inner_kept + col : scratch(width);
     for (std::int64_t j = 0; j < width; ++j) acc[j] = f.identity();
     const std::int64_t begin = pc * piece, end = std::min(row_len, begin + piece);
     ReducedWalk walk(*plan, begin);
@@ -211,7 +211,8 @@ struct TensorJob {
         pos += n;
         walk.advance(n);
       }
-      return finish_piece(line, col, width, pc, at, acc);
+      if (pieces == 1) write_line(at, acc, width);
+      return;
     }
     const T* rows[kOuterTileRows];
     const int tile = width * static_cast<std::int64_t>(sizeof(A)) > kOuterTileMinBytes ? kOuterTileRows : 1;
@@ -221,16 +222,7 @@ struct TensorJob {
       outer_tile(f, acc, rows, n, width, pos);
       pos += n;
     }
-    finish_piece(line, col, width, pc, at, acc);
-  }
-
-  void finish_piece(std::int64_t line, std::int64_t col, std::int64_t width, std::int64_t pc, const RowOffsets& at, const A* acc) {
-    if (pieces == 1) {
-      write_line(at, acc, width);
-    } else {
-      A* dst = piece_partial.get() + (line * pieces + pc) * inner_kept + col;
-      std::copy(acc, acc + width, dst);
-    }
+    if (pieces == 1) write_line(at, acc, width);
   }
 
   // Writes acc[j] (combined into the identity, as every fold starts) for output elements
