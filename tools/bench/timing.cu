@@ -186,6 +186,12 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
+double rank_quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
 std::vector<Timing> time_interleaved(const TimingPlan& plan, cudaStream_t s, InputPool& pool, LaunchGate* gate,
                                      const std::vector<Call>& calls) {
   const std::size_t k = calls.size();

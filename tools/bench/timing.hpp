@@ -167,6 +167,10 @@ inline constexpr int kBatchRounds = 10;
 // time_calls. It may throw (foldkit::Error, std::runtime_error); time_calls lets that through.
 using Call = std::function<void(const void* d_in)>;
 
+// The q-quantile (0 <= q <= 1) of v by rank: the sorted values' element floor(q * (n - 1)); 0
+// when v is empty (the probes' phase tables print it for an empty group).
+double rank_quantile(std::vector<double> v, double q);
+
 // Times every call of `calls` over the same rotated inputs (each call reads pool.next()),
 // interleaved: warm-up rounds, then (a) reps_median rounds of one gated call of each rival, each
 // between its own event pair (per-call median), then (b) kBatchRounds rounds of a block of

@@ -65,11 +65,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
+using fkbench::rank_quantile;
 
 // The library's policy for T's inclusive sum, with the first-wave lag kLag (eighths of a wave;
 // tuning/scan_tuning.hpp, kFirstWaveLag; -1: the library's own).
@@ -201,7 +197,7 @@ int run(const char* name, std::int64_t n, int calls, int bins) {
     }
     std::printf("%-22s", p.what);
     for (auto& v : w)
-      std::printf(" | %7.2f [%6.2f, %6.2f]", median(v), quantile(v, 0.1), quantile(v, 0.9));
+      std::printf(" | %7.2f [%6.2f, %6.2f]", median(v), rank_quantile(v, 0.1), rank_quantile(v, 0.9));
     std::printf("\n");
   }
   std::printf("tile 0: start %.2f, loaded %.2f, prefix %.2f, stored %.2f; last tile: start %.2f, loaded %.2f, "

@@ -77,11 +77,7 @@ struct TracedSpec : ts::TileShape<float, float> {
   __device__ __forceinline__ static O store(A v) { return v; }
 };
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
+using fkbench::rank_quantile;
 
 }  // namespace
 
@@ -168,7 +164,7 @@ int main(int argc, char** argv) {
 
   std::sort(event_us.begin(), event_us.end());
   const auto [ev, c] = event_us[event_us.size() / 2];
-  const double cp = quantile(copy_us, 0.5);
+  const double cp = rank_quantile(copy_us, 0.5);
   std::printf("event time median %.2f us (calls %.2f .. %.2f); memcpy of the same bytes %.2f us: %.1f %% of the copy rate\n",
               ev, event_us.front().first, event_us.back().first, cp, 100.0 * cp / ev);
   const unsigned long long* tr = h.data() + static_cast<std::size_t>(c) * per_call;
@@ -202,7 +198,8 @@ int main(int argc, char** argv) {
       w[wave(t)].push_back(at(t, p.to) - at(t, p.from));
     }
     std::printf("%-20s", p.what);
-    for (auto& v : w) std::printf(" | %7.2f [%6.2f, %6.2f]", quantile(v, 0.5), quantile(v, 0.1), quantile(v, 0.9));
+    for (auto& v : w)
+      std::printf(" | %7.2f [%6.2f, %6.2f]", rank_quantile(v, 0.5), rank_quantile(v, 0.1), rank_quantile(v, 0.9));
     std::printf("\n");
   }
   const char* notes[] = {"distance (tiles)", "status rounds"};
@@ -211,7 +208,8 @@ int main(int argc, char** argv) {
     for (std::int64_t t = 0; t < tiles; ++t)
       if (chained_tile(t)) w[wave(t)].push_back(note(t, k));
     std::printf("%-20s", notes[k]);
-    for (auto& v : w) std::printf(" | %7.0f [%6.0f, %6.0f]", quantile(v, 0.5), quantile(v, 0.1), quantile(v, 0.9));
+    for (auto& v : w)
+      std::printf(" | %7.0f [%6.0f, %6.0f]", rank_quantile(v, 0.5), rank_quantile(v, 0.1), rank_quantile(v, 0.9));
     std::printf("\n");
   }
   double span = 0;
