@@ -148,6 +148,7 @@ tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const T
   a.num_tiles = static_cast<unsigned>(tiles);
   a.tc_shift = g.tc_shift;
   a.vec = g.vec;
+  a.in_chunks = g.in_chunks;
   // Whole chunks as 16-byte copies: unit column stride, 16-byte aligned rows and outer steps
   // (flat tiles: the lines back to back as well).
   if (narrow > 0) {
@@ -159,9 +160,9 @@ tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const T
   }
   a.exclusive = exclusive;
   // L2 prefetch ahead of the tiles, in calls of several waves whose rows are 16-byte runs.
-  const std::int64_t tile_bytes = static_cast<std::int64_t>(tuning::kTensorScanThreads) *
-                                  tuning::tensor_scan_in_chunks(t_bytes, a_bytes) * 16;
-  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::tensor_scan_min_blocks(t_bytes, a_bytes);
+  const std::int64_t tile_bytes = static_cast<std::int64_t>(tuning::kTensorScanThreads) * g.in_chunks * 16;
+  const std::int64_t wave =
+      static_cast<std::int64_t>(facts.sm_count) * tuning::tensor_scan_min_blocks(g.in_chunks, a_bytes > t_bytes);
   if (a.in_vec && tiles >= tuning::kTensorScanPrefetchMinWaves * wave)
     a.prefetch_tiles = static_cast<int>(tuning::kTensorScanPrefetchAheadBytes / tile_bytes);
   state = tuning::tensor_scan_state_bytes(g, m.outer_count, a_bytes);

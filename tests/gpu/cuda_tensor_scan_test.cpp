@@ -5,8 +5,9 @@
 //     buffers poisoned, every byte outside the output view checked; half of the calls with one
 //     explicit workspace reused without re-zeroing, half with the per-stream cache;
 //   - shapes placed on and around the tile kernel's tiles (narrow flat tiles, thread columns 1 to
-//     128, chains of row tiles, padded rows, single strided lines, outer dimensions), every op on
-//     f32, i32 (widening), f64 and f16;
+//     128, shallow and deep tiles, chains of row tiles, one past the one-round look-back's reach,
+//     padded rows, single strided lines, outer dimensions), every op on f32, i32 (widening), f64
+//     and f16;
 //   - the same bits on every call, workspace rules (size, alignment, reuse with core scans),
 //     graph capture, a non-default stream, bad arguments (nothing written);
 //   - the performance bar's shapes at full size (2^26 f32 elements, exact integer data).
@@ -100,14 +101,18 @@ TEST_F(CudaTensorScan, ShapesAroundTheTiles) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
   const std::vector<Fixed> shapes = {
-      {{20011, 2}, {}, 0, {}, 0, "flat tiles of 2 columns, 5 row tiles (f32: 4096 rows a tile)"},
+      {{20011, 2}, {}, 0, {}, 0, "flat tiles of 2 columns, 3 row tiles (f32: 8192 rows a deep tile)"},
       {{12289, 4}, {}, 0, {}, 0, "4 columns: flat (16-bit types) or one thread column"},
       {{9000, 3}, {}, 0, {}, 0, "3 columns: padded vectors, element-wise copies"},
       {{8193, 8}, {}, 1, {}, 0, "8 columns, misaligned start"},
       {{5000, 16}, {}, 0, {}, 0, "16 columns"},
       {{3000, 33}, {}, 0, {}, 0, "33 columns: a second column tile of 1"},
       {{2050, 64}, {}, 0, {}, 0, "64 columns"},
-      {{700, 1000}, {}, 0, {}, 0, "1000 columns: 8 column tiles x 11 row tiles"},
+      {{700, 1000}, {}, 0, {}, 0, "1000 columns, 700 rows: one deep tile of 16 columns per column tile"},
+      {{5000, 100}, {}, 0, {}, 0, "7 chains of 5 deep tiles (f32: 1024 x 16)"},
+      {{150001, 16}, {}, 0, {}, 0, "a chain of 147 deep tiles: past the one-round look-back's 128 predecessors"},
+      {{20000, 1000}, {}, 0, {}, 0, "63 chains of 20 deep tiles"},
+      {{3000, 4096}, {}, 0, {}, 0, "256 chains of 6 shallow tiles (f32: 512 x 16)"},
       {{40, 5000}, {}, 0, {}, 0, "5000 columns, 40 rows"},
       {{16, 20000}, {}, 0, {}, 0, "16 rows: one row tile, no look-back"},
       {{3, 2, 3000, 8}, {}, 0, {}, 2, "outer dimensions around a columns matrix"},

@@ -118,15 +118,16 @@ int main(int argc, char** argv) {
   }
   const ts::TileArgs& g = setup.tiles;
   const std::int64_t tiles = g.num_tiles;
-  const std::int64_t resident = static_cast<std::int64_t>(gpu.sm_count) * TracedSpec::kMinBlocks;
+  const int per_sm = foldkit::cuda::tuning::tensor_scan_min_blocks(g.in_chunks, TracedSpec::kWide);
+  const std::int64_t resident = static_cast<std::int64_t>(gpu.sm_count) * per_sm;
   const std::size_t per_call = static_cast<std::size_t>(tiles) * kRecord;
   unsigned long long* d_trace = nullptr;
   FKB_CHECK(cudaMalloc(&d_trace, calls * per_call * sizeof(unsigned long long)));
   std::printf("foldkit-tensor-scan-trace cumsum f32 dim 0 of (%lld, %lld) on %s: %lld tiles (%lld row tiles x %lld "
-              "column tiles), vec %d, TC %d, %lld resident at %d/SM (%.2f waves)\n",
+              "column tiles), vec %d, TC %d, %d chunks a thread, %lld resident at %d/SM (%.2f waves)\n",
               static_cast<long long>(rows), static_cast<long long>(cols), gpu.name.c_str(), static_cast<long long>(tiles),
-              static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles), g.vec, 1 << g.tc_shift,
-              static_cast<long long>(resident), TracedSpec::kMinBlocks,
+              static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles), g.vec, 1 << g.tc_shift, g.in_chunks,
+              static_cast<long long>(resident), per_sm,
               static_cast<double>(tiles) / static_cast<double>(resident));
 
   cudaEvent_t e0, e1;

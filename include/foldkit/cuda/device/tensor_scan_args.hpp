@@ -24,6 +24,7 @@ struct TileArgs {
   unsigned num_tiles = 0;       // outer count x row_tiles x col_tiles (the grid)
   int tc_shift = 0;             // log2 of the thread columns (TC)
   int vec = 1;                  // columns per thread (tuning::TensorScanGeometry::vec)
+  int in_chunks = 8;            // 16-byte input chunks per thread (tuning::TensorScanGeometry::in_chunks)
   bool in_vec = false;          // whole 16-byte chunks of the input may be copied as such
   bool out_vec = false;         // whole chunks of the output may be stored as vectors
   bool exclusive = false;

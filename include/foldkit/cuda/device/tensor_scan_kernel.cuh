@@ -28,7 +28,10 @@
 // per column, the aggregate and the inclusive prefix, every 32-bit word of a value travelling
 // with the call's flag in one 8-byte store (the core scan's tile-state convention,
 // device/scan_tile_state.cuh: single-copy atomic, no fences; the same header and epochs, so a
-// workspace can serve core scans and tensor scans alike). The block reads kThreads predecessors'
+// workspace can serve core scans and tensor scans alike). First the block loads, in one round, both
+// values of every column of the newest predecessors within reach (tuning::tensor_scan_window_loads
+// per thread; deep tiles); each column folds from its nearest inclusive prefix. When some column has none
+// there, the stepped look-back runs: the block reads kThreads predecessors'
 // status words at a time, finds the nearest one with an inclusive prefix whose newer ones all
 // have aggregates (moving kThreads further back when all have aggregates only), then folds each
 // column LEFT TO RIGHT: that inclusive prefix, then the newer aggregates oldest first, spinning
@@ -72,8 +75,6 @@ static_assert(tuning::kTensorScanHeaderBytes == kScanHeaderBytes, "tensor scans 
 template <class TIn, class Acc>
 struct TileShape {
   static constexpr int kThreads = tuning::kTensorScanThreads;
-  static constexpr int kIn = tuning::tensor_scan_in_chunks(sizeof(TIn), sizeof(Acc));  // input chunks per thread
-  static constexpr int kMinBlocks = tuning::tensor_scan_min_blocks(sizeof(TIn), sizeof(Acc));
   static constexpr int kVc = 16 / static_cast<int>(sizeof(TIn));  // elements per input chunk
   static constexpr int kVa = 16 / static_cast<int>(sizeof(Acc));  // accumulators per chunk
   static constexpr bool kWide = sizeof(Acc) > sizeof(TIn);        // local scans need their own tile
@@ -96,13 +97,21 @@ template <class Spec, int kV>
 constexpr int tile_chain_max_cols() {
   return (kV < Spec::kVc ? 1 : tuning::kTensorScanChainMaxTC) * kV;
 }
-template <class Spec, int kV>
+template <class Spec, int kV, int kIn>
 constexpr std::size_t tile_smem_bytes() {
-  constexpr std::size_t in_bytes = static_cast<std::size_t>(Spec::kThreads) * Spec::kIn * 16;
+  constexpr std::size_t in_bytes = static_cast<std::size_t>(Spec::kThreads) * kIn * 16;
   static_assert(tile_chain_max_cols<Spec, kV>() <= Spec::kLookbackScratch);
   constexpr std::size_t accums = static_cast<std::size_t>(Spec::kThreads) * kV + tile_max_cols<Spec, kV>() +
                                  Spec::kLookbackScratch + tile_chain_max_cols<Spec, kV>();
   return in_bytes * (Spec::kWide ? 3 : 1) + accums * sizeof(typename Spec::A);
+}
+// Values per thread of the one-round (window) look-back: as many as the warp rows' folds and the
+// look-back scratch hold together (both free by then), at most tuning::tensor_scan_window_loads.
+template <class Spec, int kV, int kIn>
+constexpr int window_loads() {
+  constexpr int held = kV + Spec::kLookbackScratch / Spec::kThreads;
+  constexpr int most = tuning::tensor_scan_window_loads(kIn, Spec::kWide, Spec::kWords);
+  return held < most ? held : most;
 }
 
 // The chunk layout: chunk q lives at q ^ key(q), key constant over aligned groups of 8 chunks.
@@ -145,30 +154,31 @@ __device__ __forceinline__ TileOrigin tile_origin(const TileArgs& a, unsigned t,
   return o;
 }
 
-template <class Spec, int kV>
-__global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_kernel(const typename Spec::Args a) {
+// kIn: 16-byte input chunks per thread (the tile's depth: tuning::kTensorScan*Chunks).
+template <class Spec, int kV, int kIn>
+__global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks(kIn, Spec::kWide))
+    tile_scan_kernel(const typename Spec::Args a) {
   using T = typename Spec::T;
   using A = typename Spec::A;
   using O = typename Spec::O;
   constexpr int kThreads = Spec::kThreads;
-  constexpr int kIn = Spec::kIn;
   constexpr int kVc = Spec::kVc;
   constexpr int kVa = Spec::kVa;
   constexpr bool kNarrow = kV < kVc;   // flat tiles: a chunk holds kSub whole rows
   constexpr int kSub = kVc / kV;       // rows per input chunk (1 unless narrow)
   constexpr int kK = kIn * kSub;       // rows per thread
-  constexpr int kLog2In = kIn == 8 ? 3 : 2;
-  static_assert(kIn == 8 || kIn == 4);
+  constexpr int kLog2In = kIn == 16 ? 4 : kIn == 8 ? 3 : 2;
+  static_assert(kIn == 16 || kIn == 8 || kIn == 4);
   static_assert(kVc % kV == 0 && (!kNarrow || kV >= 2));
   const typename Spec::Fold f = Spec::fold(a);
 
   extern __shared__ uint4 smem[];
   uint4* const in_tile = smem;
   uint4* const a_tile = Spec::kWide ? smem + kThreads * kIn : smem;
-  A* const wt = reinterpret_cast<A*>(smem + kThreads * kIn * (Spec::kWide ? 3 : 1));
-  A* const vals = wt + kThreads * kV;
-  A* const scratch = vals + tile_max_cols<Spec, kV>();
-  A* const running = scratch + Spec::kLookbackScratch;
+  A* const vals = reinterpret_cast<A*>(smem + kThreads * kIn * (Spec::kWide ? 3 : 1));
+  A* const running = vals + tile_max_cols<Spec, kV>();
+  A* const wt = running + tile_chain_max_cols<Spec, kV>();
+  A* const scratch = wt + kThreads * kV;  // the window look-back uses wt (dead by then) and scratch
   __shared__ unsigned s_tile, s_flag;
   __shared__ TileOrigin s_org[2];  // this tile's, and the prefetched one's
 
@@ -379,6 +389,9 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
     if (lane == 0) trace_point(f, kTileTracePublished);
   }
   // 3b. Every thread: its local scan (tile-local, in the accumulator type) into shared memory.
+  __shared__ int s_stop[tile_chain_max_cols<Spec, kV>()];  // the window look-back's stop per column
+  if constexpr (window_loads<Spec, kV, kIn>() > 0)
+    if (chained && rt > 0 && tid < width) s_stop[tid] = 0x7fffffff;
   local_scan();
   __syncthreads();
 
@@ -396,96 +409,170 @@ __global__ void __launch_bounds__(Spec::kThreads, Spec::kMinBlocks) tile_scan_ke
   // Whichever predecessor the search stopped at, that is the left fold of all tile aggregates
   // before the tile (and init), so every call gives the same bits.
   if (chained && rt > 0) {
-    __shared__ unsigned s_inclusive[kThreads / 32], s_any[kThreads / 32];
     const std::size_t chain_step = static_cast<std::size_t>(a.col_tiles) * tile_words;
-    std::int64_t newest = rt - 1, stop = 0;
-    while (true) {
-      const std::int64_t pr = newest - tid;
-      bool inclusive = false, any = false;
-      if (pr >= 0) {
-        const unsigned long long* st = mine - static_cast<std::size_t>(rt - pr) * chain_step;
-        const unsigned long long wa = load_word(st), wi = load_word(st + 1);
-        inclusive = static_cast<unsigned>(wi >> 32) == flag;
-        any = inclusive || static_cast<unsigned>(wa >> 32) == flag;
+    auto log2_width = [&] { return tc_shift + (kV >= 8 ? 3 : kV >= 4 ? 2 : kV >= 2 ? 1 : 0); };
+    // The window: one round of loads of the newest predecessors' values, both kinds at once
+    // (every value word carries the call's flag, so the values are their own status). Column c
+    // stops at its nearest predecessor with an inclusive prefix, and folds that prefix, then the
+    // newer aggregates oldest first (polled until they land: every tile but a chain's first
+    // publishes its aggregates before it looks back, so they all come). Per column it is the same
+    // left fold as below, so the two paths give the same bits. When some column has no inclusive
+    // prefix in the window, the stepped look-back below runs instead.
+    //   (2^22, 16) in 64 KiB tiles on the H100 (2026-11-27): the stepped look-back spent 5 us
+    //   finding its predecessor and 5 more folding at a distance of 130 tiles.
+    bool windowed = false;
+    if constexpr (window_loads<Spec, kV, kIn>() > 0) {
+      constexpr int kWin = window_loads<Spec, kV, kIn>();
+      constexpr int kWords = Spec::kWords;
+      const int width_log2 = log2_width();
+      const std::int64_t reach = static_cast<std::int64_t>(kWin * kThreads) >> width_log2;
+      const int window = static_cast<int>(rt < reach ? rt : reach);  // predecessors rt-1 .. rt-window
+      const int total = window << width_log2;
+      unsigned long long wi[kWin][kWords], wa[kWin][kWords];
+#pragma unroll
+      for (int k = 0; k < kWin; ++k) {
+        const int i = k * kThreads + tid;
+        if (i < total) {
+          const int j = i >> width_log2, c = i & (width - 1);
+          unsigned long long* st = mine - static_cast<std::size_t>(j + 1) * chain_step;
+          load_scan_slot<A>(inc_of(st, c), wi[k]);
+          load_scan_slot<A>(agg_of(st, c), wa[k]);
+        }
       }
-      const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive);
-      const unsigned any_mask = __ballot_sync(0xffffffffu, any);
-      if (lane == 0) {
-        s_inclusive[warp] = inclusive_mask;
-        s_any[warp] = any_mask;
+#pragma unroll
+      for (int k = 0; k < kWin; ++k) {
+        const int i = k * kThreads + tid;
+        if (i < total) {
+          const int j = i >> width_log2, c = i & (width - 1);
+          A v{};
+          if (decode_scan_slot<A>(wi[k], flag, v)) atomicMin(&s_stop[c], j);
+          if (rt - 1 - j > 0) {  // the chain's first tile publishes no aggregate
+            unsigned long long* word = agg_of(mine - static_cast<std::size_t>(j + 1) * chain_step, c);
+            unsigned words[kWords];
+#pragma unroll
+            for (int q = 0; q < kWords; ++q) {
+              while (static_cast<unsigned>(wa[k][q] >> 32) != flag) wa[k][q] = load_word(word + q);
+              words[q] = static_cast<unsigned>(wa[k][q]);
+            }
+            memcpy(wt + i, words, sizeof(A));
+          }
+        }
       }
       __syncthreads();
-      int found = -1;      // distance (from `newest`) of the stop, if the round decides it
-      bool all_any = true;  // every predecessor of the round has at least an aggregate
-#pragma unroll 1
-      for (int w = 0; w < kThreads / 32 && found < 0; ++w) {
-        const unsigned im = s_inclusive[w], am = s_any[w];
-        if (im != 0) {
-          const int s = __ffs(im) - 1;
-          const unsigned newer = (1u << s) - 1u;
-          if (all_any && (am & newer) == newer) found = w * 32 + s;
-          else all_any = false;
+#pragma unroll
+      for (int k = 0; k < kWin; ++k) {
+        const int i = k * kThreads + tid;
+        if (i < total) {
+          const int j = i >> width_log2, c = i & (width - 1);
+          A v{};
+          if (s_stop[c] == j && decode_scan_slot<A>(wi[k], flag, v)) running[c] = v;
+        }
+      }
+      windowed = __syncthreads_and(tid >= width || s_stop[tid] < window) != 0;
+      if (windowed) {
+        if (tid == 0) {
+          trace_note(f, kTileNoteDistance, s_stop[0] + 1);
+          trace_point(f, kTileTraceFound);
+        }
+        for (int c = tid; c < width; c += kThreads) {
+          A p = running[c];
+#pragma unroll 8
+          for (int j = s_stop[c] - 1; j >= 0; --j) p = f(p, wt[(j << width_log2) + c]);
+          running[c] = p;
+        }
+      }
+    }
+    if (!windowed) {  // the stepped look-back
+      __shared__ unsigned s_inclusive[kThreads / 32], s_any[kThreads / 32];
+      std::int64_t newest = rt - 1, stop = 0;
+      while (true) {
+        const std::int64_t pr = newest - tid;
+        bool inclusive = false, any = false;
+        if (pr >= 0) {
+          const unsigned long long* st = mine - static_cast<std::size_t>(rt - pr) * chain_step;
+          const unsigned long long wa = load_word(st), wi = load_word(st + 1);
+          inclusive = static_cast<unsigned>(wi >> 32) == flag;
+          any = inclusive || static_cast<unsigned>(wa >> 32) == flag;
+        }
+        const unsigned inclusive_mask = __ballot_sync(0xffffffffu, inclusive);
+        const unsigned any_mask = __ballot_sync(0xffffffffu, any);
+        if (lane == 0) {
+          s_inclusive[warp] = inclusive_mask;
+          s_any[warp] = any_mask;
+        }
+        __syncthreads();
+        int found = -1;      // distance (from `newest`) of the stop, if the round decides it
+        bool all_any = true;  // every predecessor of the round has at least an aggregate
+  #pragma unroll 1
+        for (int w = 0; w < kThreads / 32 && found < 0; ++w) {
+          const unsigned im = s_inclusive[w], am = s_any[w];
+          if (im != 0) {
+            const int s = __ffs(im) - 1;
+            const unsigned newer = (1u << s) - 1u;
+            if (all_any && (am & newer) == newer) found = w * 32 + s;
+            else all_any = false;
+            break;
+          }
+          if (am != 0xffffffffu) all_any = false;
+        }
+        __syncthreads();  // the masks are read before the next round writes them
+        if (tid == 0) trace_note(f, kTileNoteStatusRounds, 1);  // (summed by the tracer)
+        if (found >= 0) {
+          stop = newest - found;
           break;
         }
-        if (am != 0xffffffffu) all_any = false;
+        if (all_any) newest -= kThreads;
       }
-      __syncthreads();  // the masks are read before the next round writes them
-      if (tid == 0) trace_note(f, kTileNoteStatusRounds, 1);  // (summed by the tracer)
-      if (found >= 0) {
-        stop = newest - found;
-        break;
+      if (tid == 0) {
+        trace_note(f, kTileNoteDistance, rt - stop);
+        trace_point(f, kTileTraceFound);
       }
-      if (all_any) newest -= kThreads;
-    }
-    if (tid == 0) {
-      trace_note(f, kTileNoteDistance, rt - stop);
-      trace_point(f, kTileTraceFound);
-    }
-    constexpr int kScratch = Spec::kLookbackScratch;
-    constexpr int kLoads = kScratch / kThreads;
-    constexpr int kWords = Spec::kWords;
-    static_assert(kLoads * kThreads == kScratch);
-    const int width_log2 = tc_shift + (kV >= 8 ? 3 : kV >= 4 ? 2 : kV >= 2 ? 1 : 0);
-    const int per_round = kScratch >> width_log2;  // >= 1 (static_assert on tile_chain_max_cols)
-    for (std::int64_t first = stop; first < rt; first += per_round) {
-      const int count = static_cast<int>(rt - first < per_round ? rt - first : per_round);
-      const int total = count << width_log2;
-      unsigned long long w[kLoads][kWords];
-      unsigned long long* word[kLoads];
-#pragma unroll
-      for (int k = 0; k < kLoads; ++k) {
-        const int i = k * kThreads + tid;
-        word[k] = nullptr;
-        if (i < total) {
-          const std::int64_t p = first + (i >> width_log2);
-          const int c = i & (width - 1);
-          unsigned long long* st = mine - static_cast<std::size_t>(rt - p) * chain_step;
-          word[k] = p == stop ? inc_of(st, c) : agg_of(st, c);
-          load_scan_slot<A>(word[k], w[k]);
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < kLoads; ++k) {
-        if (word[k] != nullptr) {
-          unsigned words[kWords];
-#pragma unroll
-          for (int q = 0; q < kWords; ++q) {
-            while (static_cast<unsigned>(w[k][q] >> 32) != flag) w[k][q] = load_word(word[k] + q);
-            words[q] = static_cast<unsigned>(w[k][q]);
+      constexpr int kScratch = Spec::kLookbackScratch;
+      constexpr int kLoads = kScratch / kThreads;
+      constexpr int kWords = Spec::kWords;
+      static_assert(kLoads * kThreads == kScratch);
+      const int width_log2 = log2_width();
+      const int per_round = kScratch >> width_log2;  // >= 1 (static_assert on tile_chain_max_cols)
+      for (std::int64_t first = stop; first < rt; first += per_round) {
+        const int count = static_cast<int>(rt - first < per_round ? rt - first : per_round);
+        const int total = count << width_log2;
+        unsigned long long w[kLoads][kWords];
+        unsigned long long* word[kLoads];
+  #pragma unroll
+        for (int k = 0; k < kLoads; ++k) {
+          const int i = k * kThreads + tid;
+          word[k] = nullptr;
+          if (i < total) {
+            const std::int64_t p = first + (i >> width_log2);
+            const int c = i & (width - 1);
+            unsigned long long* st = mine - static_cast<std::size_t>(rt - p) * chain_step;
+            word[k] = p == stop ? inc_of(st, c) : agg_of(st, c);
+            load_scan_slot<A>(word[k], w[k]);
           }
-          memcpy(scratch + k * kThreads + tid, words, sizeof(A));
         }
+  #pragma unroll
+        for (int k = 0; k < kLoads; ++k) {
+          if (word[k] != nullptr) {
+            unsigned words[kWords];
+  #pragma unroll
+            for (int q = 0; q < kWords; ++q) {
+              while (static_cast<unsigned>(w[k][q] >> 32) != flag) w[k][q] = load_word(word[k] + q);
+              words[q] = static_cast<unsigned>(w[k][q]);
+            }
+            memcpy(scratch + k * kThreads + tid, words, sizeof(A));
+          }
+        }
+        __syncthreads();
+        for (int c = tid; c < width; c += kThreads) {
+          A p = first == stop ? scratch[c] : running[c];
+          // Unrolled so that the shared loads run ahead of the chain of combines (narrow tiles
+          // fold hundreds of predecessors per column).
+  #pragma unroll 8
+          for (int j = first == stop ? 1 : 0; j < count; ++j) p = f(p, scratch[(j << width_log2) + c]);
+          running[c] = p;
+        }
+        __syncthreads();
       }
-      __syncthreads();
-      for (int c = tid; c < width; c += kThreads) {
-        A p = first == stop ? scratch[c] : running[c];
-        // Unrolled so that the shared loads run ahead of the chain of combines (narrow tiles
-        // fold hundreds of predecessors per column).
-#pragma unroll 8
-        for (int j = first == stop ? 1 : 0; j < count; ++j) p = f(p, scratch[(j << width_log2) + c]);
-        running[c] = p;
-      }
-      __syncthreads();
     }
     for (int c = tid; c < width; c += kThreads) {
       const A p = running[c];

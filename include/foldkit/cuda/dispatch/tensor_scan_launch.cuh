@@ -17,26 +17,41 @@ namespace foldkit::cuda::tensor_scan {
 
 // The kernel asks for its dynamic shared memory (above 48 KiB needs an opt-in) and the largest
 // carveout, once per (instantiation, device).
-template <class Spec, int kV>
+template <class Spec, int kV, int kIn>
 void prepare_kernel(int device) {
   static std::atomic<int> asked[detail::kMemoDevices] = {};
   detail::per_device_memo(asked, device, [] {
-    detail::check_cuda(cudaFuncSetAttribute(tile_scan_kernel<Spec, kV>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(tile_smem_bytes<Spec, kV>())),
+    detail::check_cuda(cudaFuncSetAttribute(tile_scan_kernel<Spec, kV, kIn>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(tile_smem_bytes<Spec, kV, kIn>())),
                        "cudaFuncSetAttribute (tensor scan shared memory)");
-    if (cudaFuncSetAttribute(tile_scan_kernel<Spec, kV>, cudaFuncAttributePreferredSharedMemoryCarveout,
+    if (cudaFuncSetAttribute(tile_scan_kernel<Spec, kV, kIn>, cudaFuncAttributePreferredSharedMemoryCarveout,
                              cudaSharedmemCarveoutMaxShared) != cudaSuccess)
       (void)cudaGetLastError();  // a hint
     return 1;
   });
 }
 
+template <class Spec, int kV, int kIn>
+void launch_at(const typename Spec::Args& args, cudaStream_t stream, int device) {
+  prepare_kernel<Spec, kV, kIn>(device);
+  tile_scan_kernel<Spec, kV, kIn>
+      <<<args.num_tiles, Spec::kThreads, tile_smem_bytes<Spec, kV, kIn>(), stream>>>(args);
+  detail::check_cuda(cudaGetLastError(), "launching the tensor scan kernel");
+}
+
+// The kernel of kV columns per thread and args.in_chunks chunks per thread.
 template <class Spec, int kV>
 void launch_with(const typename Spec::Args& args, cudaStream_t stream, int device) {
-  prepare_kernel<Spec, kV>(device);
-  tile_scan_kernel<Spec, kV>
-      <<<args.num_tiles, Spec::kThreads, tile_smem_bytes<Spec, kV>(), stream>>>(args);
-  detail::check_cuda(cudaGetLastError(), "launching the tensor scan kernel");
+  if constexpr (Spec::kWide) {
+    if (args.in_chunks == tuning::kTensorScanWideChunks)
+      return launch_at<Spec, kV, tuning::kTensorScanWideChunks>(args, stream, device);
+  } else {
+    if (args.in_chunks == tuning::kTensorScanShallowChunks)
+      return launch_at<Spec, kV, tuning::kTensorScanShallowChunks>(args, stream, device);
+    if (args.in_chunks == tuning::kTensorScanDeepChunks)
+      return launch_at<Spec, kV, tuning::kTensorScanDeepChunks>(args, stream, device);
+  }
+  throw Error(Errc::cuda_error, "tensor scan: no kernel for this tile depth");
 }
 
 // Enqueues the kernel of args.vec columns per thread. Throws Error(cuda_error) when the launch

@@ -11,9 +11,9 @@
 // scanned axis are chained by a decoupled look-back per column tile (their states live in the
 // workspace); a matrix whose rows fit one tile needs no workspace.
 //
-// NOT YET MEASURED on the H100 (written on a machine without a GPU): every number below is a first
-// guess modelled on the core scan's measured policy (tuning/scan_tuning.hpp: 256 threads, 32 KiB
-// tiles, L2 prefetch ~2 MiB ahead). `foldkit-bench sweep` should set them.
+// Measured on the H100 with `foldkit-bench axes` (cumsum over dim 0) and foldkit-tensor-scan-trace
+// where a comment gives a number; the thread count, the L2 prefetch distance and the look-back
+// scratch are the core scan's measured policy (tuning/scan_tuning.hpp), not swept here.
 #pragma once
 
 #include <cstddef>
@@ -22,16 +22,22 @@
 namespace foldkit::cuda::tuning {
 
 inline constexpr int kTensorScanThreads = 256;
-// 16-byte chunks of input per thread: 8 (32 KiB tiles) when the accumulator is as wide as the
-// element, 4 (16 KiB of input, 32 KiB of accumulators) when it is twice as wide (32-bit integer
-// sums and products, 16-bit floats accumulated in float).
-constexpr int tensor_scan_in_chunks(std::size_t elem_bytes, std::size_t accum_bytes) {
-  return accum_bytes > elem_bytes ? 4 : 8;
-}
-// __launch_bounds__ blocks per SM (register cap 65536 / (256 * blocks)); shared memory allows
-// about 5 blocks of the 1x tiles (38 KiB) and 3 of the 2x ones (~60 KiB).
-constexpr int tensor_scan_min_blocks(std::size_t elem_bytes, std::size_t accum_bytes) {
-  return accum_bytes > elem_bytes ? 3 : 4;
+// 16-byte chunks of input per thread. Accumulators as wide as the element: shallow tiles of 8
+// (32 KiB, ~42 KiB of shared memory a block: 4 blocks per SM) or deep ones of 16 (64 KiB, ~74 KiB:
+// 3 per SM; 228 KiB per SM). Accumulators twice as wide (32-bit integer sums and products, 16-bit
+// floats accumulated in float): 4 (16 KiB of input, 32 KiB of accumulators) at 3 blocks per SM.
+// Cumsum f32 over dim 0 on the H100 (2026-11-27, deep against shallow, % of the copy ceiling):
+// chains of few column tiles gain (2^22, 16) 58 -> 84, (2^18, 256) 72 -> 82 (the look-back
+// passes half as many tiles per byte); (16, 2^22) falls 96 -> 75 (a deep tile holds 32 rows at
+// least: half idle); (16384, 4096) and (4096, 16384) lose 2-4 points.
+inline constexpr int kTensorScanShallowChunks = 8;
+inline constexpr int kTensorScanDeepChunks = 16;
+inline constexpr int kTensorScanWideChunks = 4;
+// Chained tiles are deep when the matrix has at most this many column tiles (chains).
+inline constexpr std::int64_t kTensorScanDeepMaxChains = 64;
+// __launch_bounds__ blocks per SM for tiles of `chunks` (shared memory allows that many).
+constexpr int tensor_scan_min_blocks(int chunks, bool wide_accum) {
+  return wide_accum || chunks >= kTensorScanDeepChunks ? 3 : 4;
 }
 // At most this many thread columns (TC): wider tiles' per-column state would not fit the shared
 // memory budget above.
@@ -46,6 +52,15 @@ inline constexpr int kTensorScanMaxTC = 128;
 inline constexpr int kTensorScanChainMaxTC = 4;
 // Bytes of predecessor values a look-back round gathers (all loads of a round in flight at once).
 inline constexpr int kTensorScanLookbackBytes = 4096;
+// Values per thread a look-back loads in its first round (each: its aggregate and inclusive
+// prefix words), all in flight at once: the predecessors within reach of this one round need no
+// status words and no second round. Deep tiles only (they carry the long chains): 16 8-byte words
+// held per thread (85 registers). In shallow tiles (64 registers) and wide-accumulator ones the
+// window spilled 12-24 bytes in the f64 min/max and i32 sum kernels even at one load a thread
+// (ptxas sm_90): they look back stepwise only (0). Accumulators of `words` 8-byte words.
+constexpr int tensor_scan_window_loads(int chunks, bool wide_accum, int words) {
+  return wide_accum || chunks < kTensorScanDeepChunks ? 0 : 16 / (2 * words);
+}
 // L2 prefetch of the input of the tile that will be drawn this many bytes of tiles ahead (the core
 // scan's measured distance), in calls of at least kTensorScanPrefetchMinWaves waves of tiles.
 inline constexpr std::int64_t kTensorScanPrefetchAheadBytes = std::int64_t{2} << 20;
@@ -58,6 +73,7 @@ inline constexpr int kTensorScanPrefetchMinWaves = 4;
 // axis_major: the scanned axis is the more contiguous dimension of the input (element-wise copies
 // are then coalesced along it: TC = 1).
 struct TensorScanGeometry {
+  int in_chunks = 8;      // 16-byte input chunks per thread (the tile's depth)
   int vec = 1;            // columns per thread
   int tc_shift = 0;       // log2(TC)
   int rows_per_thread = 1;
@@ -71,11 +87,12 @@ constexpr int tensor_scan_log2(std::int64_t v) {
   return s;
 }
 
-constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::size_t accum_bytes, std::int64_t rows,
-                                                  std::int64_t cols, int narrow_vec, bool axis_major) {
+// The geometry at a given depth (in_chunks).
+constexpr TensorScanGeometry tensor_scan_geometry_at(int in_chunks, std::size_t elem_bytes, std::int64_t rows,
+                                                     std::int64_t cols, int narrow_vec, bool axis_major) {
   TensorScanGeometry g{};
+  g.in_chunks = in_chunks;
   const int chunk_elems = 16 / static_cast<int>(elem_bytes);
-  const int in_chunks = tensor_scan_in_chunks(elem_bytes, accum_bytes);
   g.vec = narrow_vec > 0 ? narrow_vec : chunk_elems;
   g.rows_per_thread = in_chunks * chunk_elems / g.vec;
   int tc_shift = 0;
@@ -98,6 +115,19 @@ constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::s
   g.row_tiles = rows > 0 ? (rows + g.rows_per_tile - 1) / g.rows_per_tile : 0;
   g.col_tiles = cols > 0 ? (cols + g.cols_per_tile - 1) / g.cols_per_tile : 0;
   return g;
+}
+
+// The geometry: the depth (kTensorScan*Chunks above), then the tile shape at that depth. Rows that
+// need several shallow tiles: deep tiles in matrices of few chains. Rows that fit one shallow
+// tile: a deep one where it holds them with no more idle rows (it is then twice as wide).
+constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::size_t accum_bytes, std::int64_t rows,
+                                                  std::int64_t cols, int narrow_vec, bool axis_major) {
+  if (accum_bytes > elem_bytes)
+    return tensor_scan_geometry_at(kTensorScanWideChunks, elem_bytes, rows, cols, narrow_vec, axis_major);
+  const auto shallow = tensor_scan_geometry_at(kTensorScanShallowChunks, elem_bytes, rows, cols, narrow_vec, axis_major);
+  const auto deep = tensor_scan_geometry_at(kTensorScanDeepChunks, elem_bytes, rows, cols, narrow_vec, axis_major);
+  if (shallow.row_tiles > 1) return shallow.col_tiles <= kTensorScanDeepMaxChains ? deep : shallow;
+  return deep.row_tiles <= 1 && deep.rows_per_tile <= shallow.rows_per_tile ? deep : shallow;
 }
 
 // Workspace bytes the look-back needs for `outer` repetitions of that matrix: the core scan's
