@@ -111,7 +111,7 @@ TEST_F(CudaTensorScan, ShapesAroundTheTiles) {
       {{700, 1000}, {}, 0, {}, 0, "1000 columns, 700 rows: one deep tile of 16 columns per column tile"},
       {{5000, 100}, {}, 0, {}, 0, "7 chains of 5 deep tiles (f32: 1024 x 16)"},
       {{150001, 16}, {}, 0, {}, 0, "a chain of 147 deep tiles: past the one-round look-back's 128 predecessors"},
-      {{20000, 1000}, {}, 0, {}, 0, "63 chains of 20 deep tiles"},
+      {{3000, 1000}, {}, 0, {}, 0, "63 chains of 3 deep tiles"},
       {{3000, 4096}, {}, 0, {}, 0, "256 chains of 6 shallow tiles (f32: 512 x 16)"},
       {{40, 5000}, {}, 0, {}, 0, "5000 columns, 40 rows"},
       {{16, 20000}, {}, 0, {}, 0, "16 rows: one row tile, no look-back"},
