@@ -2,11 +2,12 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|axes]...
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|axes|axes-sweep]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
 #  foldkit-bench axes --backend cpu into axes-cpu.csv; one log, axes.txt. AXES_ARGS (e.g. --quick), TORCH_AXES_ARGS.)
+# (axes-sweep: foldkit-bench axes --sweep, the column-scan tile geometries, into axes-sweep.csv / axes-sweep.txt; AXES_SWEEP_ARGS.)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" and "floor N" too.)
 # (scan-trace: foldkit-scan-trace, the scan kernel's timeline, for each of SCAN_TRACE_CASES "f32|i32 N".)
@@ -32,7 +33,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|axes) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|axes|axes-sweep) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -63,7 +64,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes || has axes-sweep; then
   stamp build
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
@@ -186,6 +187,12 @@ PY
   fi
 fi
 
+if has axes-sweep; then
+  stamp "axes-sweep (foldkit-bench axes --sweep: the column-scan tile geometries on cumsum over dim 0)"
+  timeout 400 "$BUILD/tools/bench/foldkit-bench" axes --sweep ${AXES_SWEEP_ARGS:-} --csv "$OUT/axes-sweep.csv" \
+    > "$OUT/axes-sweep.txt" 2>&1 || status=1
+  grep -E "^== |the library's geometry|!!!!" "$OUT/axes-sweep.txt" | tail -60
+fi
 if has axes; then
   # Three parts, one log (the device tool returns at most 8 files): the GPU suite, torch on the
   # same cases beside it (foldkit/torch per case, the issue's bar), the CPU section on this host.

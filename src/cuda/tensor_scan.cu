@@ -137,9 +137,9 @@ tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const T
     in_outer_ok = in_outer_ok && m.outer[d].in_stride % in_vec == 0;
     out_outer_ok = out_outer_ok && m.outer[d].out_stride % out_vec == 0;
   }
-  // A chained tile's look-back keeps per-column state for at most kTensorScanChainMaxTC thread
+  // A chained tile's look-back keeps per-column state for at most kTensorScanChainTCLimit thread
   // columns (the geometry never makes wider chained tiles).
-  if (g.row_tiles > 1 && g.tc_shift > tuning::tensor_scan_log2(tuning::kTensorScanChainMaxTC))
+  if (g.row_tiles > 1 && g.tc_shift > tuning::tensor_scan_log2(tuning::kTensorScanChainTCLimit))
     throw Error(Errc::cuda_error, "tensor scan: internal error (chained tile too wide)");
   a.row_tiles = g.row_tiles;
   a.col_tiles = g.col_tiles;
@@ -160,11 +160,7 @@ tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const T
   }
   a.exclusive = exclusive;
   // L2 prefetch ahead of the tiles, in calls of several waves whose rows are 16-byte runs.
-  const std::int64_t tile_bytes = static_cast<std::int64_t>(tuning::kTensorScanThreads) * g.in_chunks * 16;
-  const std::int64_t wave =
-      static_cast<std::int64_t>(facts.sm_count) * tuning::tensor_scan_min_blocks(g.in_chunks, a_bytes > t_bytes);
-  if (a.in_vec && tiles >= tuning::kTensorScanPrefetchMinWaves * wave)
-    a.prefetch_tiles = static_cast<int>(tuning::kTensorScanPrefetchAheadBytes / tile_bytes);
+  a.prefetch_tiles = tuning::tensor_scan_prefetch_tiles(g, a_bytes > t_bytes, tiles, facts.sm_count, a.in_vec);
   state = tuning::tensor_scan_state_bytes(g, m.outer_count, a_bytes);
   return a;
 }

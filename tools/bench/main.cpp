@@ -23,7 +23,7 @@ const char* kUsage =
     "       foldkit-bench sweep [--quick] [--csv FILE] [--dtypes f32,i32,...] [--tiers A-B]\n"
     "       foldkit-bench ladder [--seed 000,002,003,004] [--sweep] [--quick] [--csv FILE]\n"
     "       foldkit-bench scan [--sweep] [--quick] [--csv FILE]\n"
-    "       foldkit-bench axes [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate] [--only TEXT]\n"
+    "       foldkit-bench axes [--quick] [--backend cpu|cuda] [--csv FILE] [--no-gate] [--only TEXT] [--sweep]\n"
     "\n"
     "With a GPU: one table of foldkit vs cub::DeviceReduce vs a streaming-read ceiling kernel\n"
     "  (f32 sum/max/argmax, i32 sum, f64 sum at n = 2^10..2^28; sum of every dtype at 2^26, and\n"
@@ -56,6 +56,9 @@ const char* kUsage =
     "                   result checked, each case's bar met or not. --backend cpu (or no GPU): foldkit::cpu sums\n"
     "                   over dim 1 and dim 0 of the matrices vs an all-core read ceiling\n"
     "  --only TEXT      axes: only the cases whose name contains TEXT (several: A|B; ^A: starts with A)\n"
+    "  axes --sweep     instead of the table: the column-scan tile kernel's geometries (tile depth x widest\n"
+    "                   chained tile) on the cumsum-over-dim-0 cases, beside the library's call and the copy\n"
+    "                   ceiling (tunes include/foldkit/cuda/tuning/tensor_scan_tuning.hpp)\n"
     "\n"
     "Timing: inputs rotated over >= 1 GiB (so L2 is missed), warm-up calls first; 'median' is the\n"
     "per-call median (own CUDA event pair per call), 'batch' the mean of back-to-back calls.\n"
@@ -93,6 +96,8 @@ int main(int argc, char** argv) {
       opt.ladder_sweep = true;
     } else if (a == "--sweep" && opt.scan) {
       opt.scan_sweep = true;
+    } else if (a == "--sweep" && opt.axes) {
+      opt.axes_sweep = true;
     } else if (a == "--seed" && opt.ladder) {
       const char* v = value();
       if (!v) return usage_error("--seed needs a list such as 000,004", nullptr);
@@ -167,8 +172,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "foldkit-bench: axes --backend cuda, but no usable GPU was found\n");
         return 1;
       }
+      if (opt.axes_sweep && !gpu) {
+        std::fprintf(stderr, "foldkit-bench: axes --sweep times the CUDA column-scan kernel and needs a GPU; none was found\n");
+        return 1;
+      }
       if (!gpu) return run_axes_cpu(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
 #if FOLDKIT_BENCH_AXES_GPU
+      if (opt.axes_sweep) return run_axes_scan_sweep(opt) ? 1 : 0;
       return run_axes_gpu(opt) ? 1 : 0;
 #else
       std::fprintf(stderr, "foldkit-bench: this build has no GPU axes suite (configured with -DFOLDKIT_BENCH_AXES=OFF)\n");
@@ -191,6 +201,10 @@ int main(int argc, char** argv) {
     if (have_gpu) return run_gpu_table(opt) ? 1 : 0;
     return run_cpu_table(opt, opt.backend == Backend::cpu ? "--backend cpu" : "no GPU found") ? 1 : 0;
 #else
+    if (opt.axes_sweep) {
+      std::fprintf(stderr, "foldkit-bench: axes --sweep needs the CUDA backend (this build: FOLDKIT_CUDA=OFF)\n");
+      return 1;
+    }
     if (opt.axes && opt.backend != Backend::cuda)
       return run_axes_cpu(opt, opt.backend == Backend::cpu ? "--backend cpu" : "CPU-only build") ? 1 : 0;
     if (opt.ladder || opt.scan) {

@@ -15,6 +15,7 @@ struct Options {
   bool axes = false;          // `foldkit-bench axes`: reductions and scans along tensor axes, segmented sums
   bool ladder_sweep = false;  // `ladder --sweep`: every rung's sweep shapes at the DRAM size
   bool scan_sweep = false;    // `scan --sweep`: the whole-array scan's alternative policies
+  bool axes_sweep = false;    // `axes --sweep`: the column-scan tile kernel's geometries (cumsum over dim 0)
   std::vector<std::string> ladder_seeds;  // `ladder --seed 000,004`; empty: every seed
   bool quick = false;         // fewer repetitions (still >= 20 per-call samples, >= 100 batch calls)
   bool gate = true;           // hold the stream while a timed call is submitted (see timing.hpp)

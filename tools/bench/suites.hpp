@@ -20,6 +20,7 @@ int run_sweep(const Options& opt);        // sweep.cpp
 int run_ladder(const Options& opt);       // ladder_suite.cpp (+ ladder_sweep.cpp)
 int run_scan_table(const Options& opt);   // scan_suite.cpp
 int run_axes_gpu(const Options& opt);     // axes_suite.cpp: tensors along axes, segmented sums
+int run_axes_scan_sweep(const Options& opt);  // axes_scan_sweep.cu: the column-scan geometries
 #endif
 
 }  // namespace fkbench

@@ -95,7 +95,7 @@ constexpr int tile_max_cols() {
 }
 template <class Spec, int kV>
 constexpr int tile_chain_max_cols() {
-  return (kV < Spec::kVc ? 1 : tuning::kTensorScanChainMaxTC) * kV;
+  return (kV < Spec::kVc ? 1 : tuning::kTensorScanChainTCLimit) * kV;
 }
 template <class Spec, int kV, int kIn>
 constexpr std::size_t tile_smem_bytes() {

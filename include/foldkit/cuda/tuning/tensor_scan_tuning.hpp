@@ -50,6 +50,10 @@ inline constexpr int kTensorScanMaxTC = 128;
 // (2^20, 64) to (2^12, 2^14); at 4, 67-89 % (2026-11-27, kTensorScanLookbackBytes 4096; 8192
 // changed nothing by more than 3 points).
 inline constexpr int kTensorScanChainMaxTC = 4;
+// The widest chained tile the kernel holds state for (its shared-memory arrays are sized by it):
+// `foldkit-bench axes --sweep` times chain widths up to this one.
+inline constexpr int kTensorScanChainTCLimit = 8;
+static_assert(kTensorScanChainMaxTC <= kTensorScanChainTCLimit);
 // Bytes of predecessor values a look-back round gathers (all loads of a round in flight at once).
 inline constexpr int kTensorScanLookbackBytes = 4096;
 // Values per thread a look-back loads in its first round (each: its aggregate and inclusive
@@ -87,9 +91,11 @@ constexpr int tensor_scan_log2(std::int64_t v) {
   return s;
 }
 
-// The geometry at a given depth (in_chunks).
+// The geometry at a given depth (in_chunks) and widest chained tile (chain_max_tc thread columns,
+// a power of two up to kTensorScanChainTCLimit).
 constexpr TensorScanGeometry tensor_scan_geometry_at(int in_chunks, std::size_t elem_bytes, std::int64_t rows,
-                                                     std::int64_t cols, int narrow_vec, bool axis_major) {
+                                                     std::int64_t cols, int narrow_vec, bool axis_major,
+                                                     int chain_max_tc = kTensorScanChainMaxTC) {
   TensorScanGeometry g{};
   g.in_chunks = in_chunks;
   const int chunk_elems = 16 / static_cast<int>(elem_bytes);
@@ -102,7 +108,7 @@ constexpr TensorScanGeometry tensor_scan_geometry_at(int in_chunks, std::size_t 
     const int max_shift = tensor_scan_log2(kTensorScanMaxTC);
     if (tc_shift > max_shift) tc_shift = max_shift;
     const auto tile_rows = [&](int s) { return static_cast<std::int64_t>(kTensorScanThreads >> s) * g.rows_per_thread; };
-    const int chain_shift = tensor_scan_log2(kTensorScanChainMaxTC);
+    const int chain_shift = tensor_scan_log2(chain_max_tc);
     // Rows that need several tiles at this width: the widest tile that holds them all if that
     // is no narrower than a chained one (no look-back, and no idle rows of threads: (256, 2^18)
     // in tiles of 512 rows read 75 % of the copy ceiling, in tiles of 256 rows 82 %), else
@@ -128,6 +134,17 @@ constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::s
   const auto deep = tensor_scan_geometry_at(kTensorScanDeepChunks, elem_bytes, rows, cols, narrow_vec, axis_major);
   if (shallow.row_tiles > 1) return shallow.col_tiles <= kTensorScanDeepMaxChains ? deep : shallow;
   return deep.row_tiles <= 1 && deep.rows_per_tile <= shallow.rows_per_tile ? deep : shallow;
+}
+
+// The tiles ahead whose input a tile prefetches into L2 (0: none): in calls of `tiles` tiles of
+// the geometry's depth at least kTensorScanPrefetchMinWaves waves long on `sm_count` SMs, when
+// whole 16-byte chunks may be copied (in_vec).
+constexpr int tensor_scan_prefetch_tiles(const TensorScanGeometry& g, bool wide_accum, std::int64_t tiles, int sm_count,
+                                         bool in_vec) {
+  const std::int64_t tile_bytes = static_cast<std::int64_t>(kTensorScanThreads) * g.in_chunks * 16;
+  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * tensor_scan_min_blocks(g.in_chunks, wide_accum);
+  return in_vec && tiles >= kTensorScanPrefetchMinWaves * wave ? static_cast<int>(kTensorScanPrefetchAheadBytes / tile_bytes)
+                                                               : 0;
 }
 
 // Workspace bytes the look-back needs for `outer` repetitions of that matrix: the core scan's

@@ -1,0 +1,249 @@
+// `foldkit-bench axes --sweep`: the column-scan tile kernel's geometry
+// (include/foldkit/cuda/tuning/tensor_scan_tuning.hpp) over the axes table's cumsum-over-dim-0
+// cases: every tile depth (shallow and deep chunks a thread) x widest chained tile (1 ...
+// kTensorScanChainTCLimit thread columns), beside the library's own call and the copy ceiling,
+// all interleaved call by call over the rotated inputs (GpuSession::time_all). The variants run
+// the library's kernel template through the user-functor policy (an f32 addition:
+// CustomTileSpec<float, Plus>) with the TileArgs the library prepares for the case and only the
+// geometry changed, so a row differs from the library's choice by its geometry alone. Each
+// variant's output is checked once against a double reference on sampled outputs.
+// Prints per case every distinct geometry, ranked, with the library's choice marked; one CSV row
+// per (case, variant).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "axes_common.hpp"
+#include "foldkit/cuda/dispatch/tensor_scan_launch.cuh"
+#include "foldkit/cuda/dispatch/tensor_scan_runtime.hpp"
+#include "foldkit/cuda/scan.hpp"
+#include "foldkit/cuda/tensor_scan.hpp"
+#include "foldkit/cuda/tensor_scan_custom.cuh"
+#include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"
+#include "gpu_common.hpp"
+#include "ladder_kernels.hpp"  // launch_copy: the 16-byte copy kernel of the copy ceiling
+#include "suites.hpp"
+
+namespace fkbench {
+namespace {
+
+namespace ts = foldkit::cuda::tensor_scan;
+namespace tuning = foldkit::cuda::tuning;
+using foldkit::DType;
+
+struct Plus {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+using Spec = ts::CustomTileSpec<float, Plus>;
+
+// One geometry of a case.
+struct Variant {
+  int chunks = 0, chain_tc = 0;  // what was asked
+  tuning::TensorScanGeometry g;  // what it gave
+  ts::TileArgs args;             // the library's TileArgs with that geometry
+  bool library = false;          // the geometry the library picks
+  Timing t;
+  std::string check;
+};
+
+std::string geometry_text(const tuning::TensorScanGeometry& g) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %d chunks, TC %d, vec %d, tile %lld x %lld, %lld x %lld tiles",
+                g.in_chunks >= tuning::kTensorScanDeepChunks ? "deep" : "shallow", g.in_chunks, 1 << g.tc_shift, g.vec,
+                static_cast<long long>(g.rows_per_tile), static_cast<long long>(g.cols_per_tile),
+                static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles));
+  return buf;
+}
+
+// The library's TileArgs `a` (of `outer` matrices) with geometry g.
+ts::TileArgs with_geometry(ts::TileArgs a, const tuning::TensorScanGeometry& g, std::int64_t outer, int sm_count) {
+  a.in_chunks = g.in_chunks;
+  a.vec = g.vec;
+  a.tc_shift = g.tc_shift;
+  a.row_tiles = g.row_tiles;
+  a.col_tiles = g.col_tiles;
+  const std::int64_t tiles = outer * g.row_tiles * g.col_tiles;
+  a.num_tiles = static_cast<unsigned>(tiles);
+  a.prefetch_tiles = tuning::tensor_scan_prefetch_tiles(g, false, tiles, sm_count, a.in_vec);
+  return a;
+}
+
+class AxesScanSweep {
+ public:
+  explicit AxesScanSweep(const Options& opt) : opt_(opt), sess_(opt) { FKB_CHECK(cudaGetDevice(&device_)); }
+  ~AxesScanSweep() { cudaFree(ws_.ptr); }
+  int run();
+
+ private:
+  bool run_case(const axes::Case& c);  // false: a variant's check failed
+  void ensure_workspace(std::size_t bytes);
+
+  const Options& opt_;
+  GpuSession sess_;
+  int device_ = 0;
+  OutputPool outs_;
+  CsvFile csv_;
+  foldkit::cuda::Workspace ws_{};
+};
+
+void AxesScanSweep::ensure_workspace(std::size_t bytes) {
+  if (bytes <= ws_.bytes) return;
+  FKB_CHECK(cudaStreamSynchronize(sess_.stream()));
+  cudaFree(ws_.ptr);
+  ws_ = {};
+  FKB_CHECK(cudaMalloc(&ws_.ptr, bytes));
+  ws_.bytes = bytes;
+  foldkit::cuda::init_scan_workspace(ws_, sess_.stream());
+}
+
+bool AxesScanSweep::run_case(const axes::Case& c) {
+  cudaStream_t s = sess_.stream();
+  const std::int64_t rows = c.shape[0], cols = c.shape[1];
+  const std::int64_t n = rows * cols;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  sess_.pool().prepare(DType::f32, n, input_seed(DType::f32, n), s);
+  outs_.prepare(std::max<std::size_t>(bytes, std::size_t{1} << 20));
+  const foldkit::Device dev = foldkit::Device::cuda(device_);
+  auto view = [&](const void* p) { return foldkit::TensorView::contiguous(p, DType::f32, {rows, cols}, dev); };
+
+  // The library's TileArgs (its geometry), and the matrix the geometry is computed for.
+  const foldkit::cuda::detail::TensorScanSetup setup =
+      foldkit::cuda::detail::prepare_tensor_scan_custom(DType::f32, view(sess_.pool().copy(0)), 0, view(outs_.check(0)),
+                                                        false, nullptr);
+  if (setup.empty || setup.blocked) {
+    std::printf("  %s: not a tile-kernel scan, skipped\n", c.name().c_str());
+    return true;
+  }
+  const ts::TileArgs& lib = setup.tiles;
+  const std::int64_t outer = static_cast<std::int64_t>(lib.num_tiles) / (lib.row_tiles * lib.col_tiles);
+  const int narrow = lib.vec < 16 / static_cast<int>(sizeof(float)) ? lib.vec : 0;
+  const int sms = sess_.info().sm_count;
+
+  std::vector<Variant> vs;
+  for (int chunks : {tuning::kTensorScanShallowChunks, tuning::kTensorScanDeepChunks})
+    for (int tc = 1; tc <= tuning::kTensorScanChainTCLimit; tc *= 2) {
+      Variant v;
+      v.chunks = chunks;
+      v.chain_tc = tc;
+      v.g = tuning::tensor_scan_geometry_at(chunks, sizeof(float), lib.rows, lib.cols, narrow, false, tc);
+      const bool seen = std::any_of(vs.begin(), vs.end(), [&](const Variant& w) {
+        return w.g.in_chunks == v.g.in_chunks && w.g.tc_shift == v.g.tc_shift && w.g.vec == v.g.vec;
+      });
+      if (seen) continue;
+      v.args = with_geometry(lib, v.g, outer, sms);
+      v.library = v.g.in_chunks == lib.in_chunks && v.g.tc_shift == lib.tc_shift && v.g.vec == lib.vec;
+      ensure_workspace(tuning::tensor_scan_state_bytes(v.g, outer, sizeof(float)));
+      vs.push_back(v);
+    }
+
+  // Checks, once, on input copy 0, into a poisoned output.
+  std::vector<unsigned char> host_in(bytes), host_out(bytes);
+  FKB_CHECK(cudaMemcpy(host_in.data(), sess_.pool().copy(0), bytes, cudaMemcpyDeviceToHost));
+  axes::HostTensor hin;
+  hin.data = host_in.data();
+  hin.dtype = DType::f32;
+  hin.shape = {rows, cols};
+  auto launch = [&](const Variant& v, const void* in, void* out) {
+    ts::CustomTileArgs<float, Plus> a;
+    static_cast<ts::TileArgs&>(a) = v.args;
+    a.in = in;
+    a.out = out;
+    a.op = Plus{};
+    a.identity = 0.0f;
+    a.header = static_cast<foldkit::cuda::ScanHeader*>(ws_.ptr);
+    ts::launch_tile_scan<Spec>(a, s, device_);
+  };
+  bool ok = true;
+  for (Variant& v : vs) {
+    FKB_CHECK(cudaMemsetAsync(outs_.check(0), 0xFF, bytes, s));
+    launch(v, sess_.pool().copy(0), outs_.check(0));
+    FKB_CHECK_LAUNCH("checked variant");
+    FKB_CHECK(cudaMemcpy(host_out.data(), outs_.check(0), bytes, cudaMemcpyDeviceToHost));
+    v.check = axes::check_scan(hin, 0, axes::HostOutput{host_out.data(), DType::f32, false});
+    ok = ok && !axes::check_failed_text(v.check);
+  }
+
+  // Timing: the copy ceiling's two calls, the library's call, then every variant.
+  std::vector<Call> calls;
+  calls.push_back([this, s, bytes](const void* in) {
+    FKB_CHECK(cudaMemcpyAsync(outs_.next(), in, bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  calls.push_back([this, s, bytes, sms](const void* in) { launch_copy(in, outs_.next(), bytes, sms, s); });
+  calls.push_back([this, s, &view](const void* in) {
+    void* out = outs_.next();
+    foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, view(in), 0, view(out), s);
+  });
+  for (const Variant& v : vs) calls.push_back([this, &v, &launch](const void* in) { launch(v, in, outs_.next()); });
+  sess_.label_samples(c.name() + " sweep");
+  const std::vector<Timing> t = sess_.time_all(calls);
+  const BestOf ceil = best_of({{"cudaMemcpyAsync", t[0]}, {"16-byte copy kernel", t[1]}});
+  const Timing& library = t[2];
+  for (std::size_t k = 0; k < vs.size(); ++k) vs[k].t = t[3 + k];
+
+  std::printf("\n== %s: copy ceiling %.2f us (%s); foldkit::cuda::inclusive_scan %.2f us = %.1f %% ==\n",
+              c.name().c_str(), ceil.median_us, ceil.config.c_str(), library.median_us,
+              100.0 * ceil.median_us / library.median_us);
+  std::vector<const Variant*> ranked;
+  for (const Variant& v : vs) ranked.push_back(&v);
+  std::sort(ranked.begin(), ranked.end(), [](const Variant* a, const Variant* b) {
+    const double x = std::isnan(a->t.median_us) ? 1e300 : a->t.median_us;
+    const double y = std::isnan(b->t.median_us) ? 1e300 : b->t.median_us;
+    return x < y;
+  });
+  std::printf("  %-4s %-58s %10s %10s %7s %9s  %s\n", "rank", "geometry", "median us", "batch us", "%copy", "vs lib", "check");
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
+    const Variant& v = *ranked[k];
+    std::printf("  %-4zu %-58s %10.2f %10.2f %7.1f %9.3f  %s%s\n", k + 1, geometry_text(v.g).c_str(), v.t.median_us,
+                v.t.batch_us, 100.0 * ceil.median_us / v.t.median_us, v.t.median_us / library.median_us,
+                v.check.c_str(), v.library ? "  <- the library's geometry" : "");
+  }
+  const std::string memory = sess_.pool().memory_text() + "; " + outs_.memory_text();
+  auto num = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", x);
+    return std::string(b);
+  };
+  for (const Variant& v : vs)
+    csv_.write({c.name(), std::to_string(v.g.in_chunks), std::to_string(1 << v.g.tc_shift), std::to_string(v.g.vec),
+                std::to_string(v.g.row_tiles), std::to_string(v.g.col_tiles), v.library ? "yes" : "no",
+                num(v.t.median_us), num(v.t.batch_us), num(ceil.median_us), num(library.median_us),
+                num(100.0 * ceil.median_us / v.t.median_us), v.check},
+               memory);
+  std::fflush(stdout);
+  return ok;
+}
+
+int AxesScanSweep::run() {
+  const Header h = sess_.make_header(
+      "foldkit-bench axes --sweep: the column-scan tile kernel's geometries (depth x widest chained tile) on the cumsum "
+      "over dim 0 cases, beside the library's call and the copy ceiling",
+      opt_, "interleaved call by call in shuffled rounds");
+  print_header(h);
+  if (!opt_.csv_path.empty() &&
+      !csv_.open(opt_.csv_path, h, "gpu",
+                 {"case", "in_chunks", "tc", "vec", "row_tiles", "col_tiles", "library_geometry", "median_us",
+                  "batch_mean_us", "ceiling_median_us", "library_median_us", "pct_of_copy_median", "check"}))
+    return 1;
+  bool ok = true;
+  for (const axes::Case& c : axes::gpu_cases()) {
+    if (c.kind != axes::Kind::scan || c.axes.size() != 1 || c.axes[0] != 0 || c.shape.size() != 2) continue;
+    if (!axes::selected(c, opt_.only)) continue;
+    ok = run_case(c) && ok;
+  }
+  if (!ok) std::printf("\n!!!!!!!! a variant's check failed (see the check column) !!!!!!!!\n");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int run_axes_scan_sweep(const Options& opt) {
+  AxesScanSweep s(opt);
+  return s.run();
+}
+
+}  // namespace fkbench
