@@ -127,6 +127,20 @@ __device__ __forceinline__ unsigned long long load_word(const unsigned long long
   return w[0];
 }
 
+// Waits for a flagged value whose words were loaded into w (each word polled again until it
+// carries `flag`), then writes the value to *dst.
+template <class A, int kWords>
+__device__ __forceinline__ void await_slot(const unsigned long long* slot, unsigned long long (&w)[kWords],
+                                           unsigned flag, A* dst) {
+  unsigned words[kWords];
+#pragma unroll
+  for (int q = 0; q < kWords; ++q) {
+    while (static_cast<unsigned>(w[q] >> 32) != flag) w[q] = load_word(slot + q);
+    words[q] = static_cast<unsigned>(w[q]);
+  }
+  memcpy(dst, words, sizeof(A));
+}
+
 // The element offsets of tile `t` (global index): input and output origin, valid rows and columns.
 struct TileOrigin {  // trivial: it lives in shared memory
   std::int64_t in, out;
@@ -429,45 +443,31 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
       const int window = static_cast<int>(rt < reach ? rt : reach);  // predecessors rt-1 .. rt-window
       const int total = window << width_log2;
       unsigned long long wi[kWin][kWords], wa[kWin][kWords];
+      // body(k, i, j, c) for each value this thread holds: its k-th load, window position i, of
+      // predecessor rt - 1 - j, column c.
+      auto each_held = [&](auto&& body) {
 #pragma unroll
-      for (int k = 0; k < kWin; ++k) {
-        const int i = k * kThreads + tid;
-        if (i < total) {
-          const int j = i >> width_log2, c = i & (width - 1);
-          unsigned long long* st = mine - static_cast<std::size_t>(j + 1) * chain_step;
-          load_scan_slot<A>(inc_of(st, c), wi[k]);
-          load_scan_slot<A>(agg_of(st, c), wa[k]);
+        for (int k = 0; k < kWin; ++k) {
+          const int i = k * kThreads + tid;
+          if (i < total) body(k, i, i >> width_log2, i & (width - 1));
         }
-      }
-#pragma unroll
-      for (int k = 0; k < kWin; ++k) {
-        const int i = k * kThreads + tid;
-        if (i < total) {
-          const int j = i >> width_log2, c = i & (width - 1);
-          A v{};
-          if (decode_scan_slot<A>(wi[k], flag, v)) atomicMin(&s_stop[c], j);
-          if (rt - 1 - j > 0) {  // the chain's first tile publishes no aggregate
-            unsigned long long* word = agg_of(mine - static_cast<std::size_t>(j + 1) * chain_step, c);
-            unsigned words[kWords];
-#pragma unroll
-            for (int q = 0; q < kWords; ++q) {
-              while (static_cast<unsigned>(wa[k][q] >> 32) != flag) wa[k][q] = load_word(word + q);
-              words[q] = static_cast<unsigned>(wa[k][q]);
-            }
-            memcpy(wt + i, words, sizeof(A));
-          }
-        }
-      }
+      };
+      auto state_of = [&](int j) { return mine - static_cast<std::size_t>(j + 1) * chain_step; };
+      each_held([&](int k, int, int j, int c) {
+        load_scan_slot<A>(inc_of(state_of(j), c), wi[k]);
+        load_scan_slot<A>(agg_of(state_of(j), c), wa[k]);
+      });
+      each_held([&](int k, int i, int j, int c) {
+        A v{};
+        if (decode_scan_slot<A>(wi[k], flag, v)) atomicMin(&s_stop[c], j);
+        // (the chain's first tile publishes no aggregate)
+        if (rt - 1 - j > 0) await_slot<A>(agg_of(state_of(j), c), wa[k], flag, wt + i);
+      });
       __syncthreads();
-#pragma unroll
-      for (int k = 0; k < kWin; ++k) {
-        const int i = k * kThreads + tid;
-        if (i < total) {
-          const int j = i >> width_log2, c = i & (width - 1);
-          A v{};
-          if (s_stop[c] == j && decode_scan_slot<A>(wi[k], flag, v)) running[c] = v;
-        }
-      }
+      each_held([&](int k, int, int j, int c) {
+        A v{};
+        if (s_stop[c] == j && decode_scan_slot<A>(wi[k], flag, v)) running[c] = v;
+      });
       windowed = __syncthreads_and(tid >= width || s_stop[tid] < window) != 0;
       if (windowed) {
         if (tid == 0) {
@@ -503,7 +503,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
         __syncthreads();
         int found = -1;      // distance (from `newest`) of the stop, if the round decides it
         bool all_any = true;  // every predecessor of the round has at least an aggregate
-  #pragma unroll 1
+#pragma unroll 1
         for (int w = 0; w < kThreads / 32 && found < 0; ++w) {
           const unsigned im = s_inclusive[w], am = s_any[w];
           if (im != 0) {
@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
         const int total = count << width_log2;
         unsigned long long w[kLoads][kWords];
         unsigned long long* word[kLoads];
-  #pragma unroll
+#pragma unroll
         for (int k = 0; k < kLoads; ++k) {
           const int i = k * kThreads + tid;
           word[k] = nullptr;
@@ -550,24 +550,16 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
             load_scan_slot<A>(word[k], w[k]);
           }
         }
-  #pragma unroll
+#pragma unroll
         for (int k = 0; k < kLoads; ++k) {
-          if (word[k] != nullptr) {
-            unsigned words[kWords];
-  #pragma unroll
-            for (int q = 0; q < kWords; ++q) {
-              while (static_cast<unsigned>(w[k][q] >> 32) != flag) w[k][q] = load_word(word[k] + q);
-              words[q] = static_cast<unsigned>(w[k][q]);
-            }
-            memcpy(scratch + k * kThreads + tid, words, sizeof(A));
-          }
+          if (word[k] != nullptr) await_slot<A>(word[k], w[k], flag, scratch + k * kThreads + tid);
         }
         __syncthreads();
         for (int c = tid; c < width; c += kThreads) {
           A p = first == stop ? scratch[c] : running[c];
           // Unrolled so that the shared loads run ahead of the chain of combines (narrow tiles
           // fold hundreds of predecessors per column).
-  #pragma unroll 8
+#pragma unroll 8
           for (int j = first == stop ? 1 : 0; j < count; ++j) p = f(p, scratch[(j << width_log2) + c]);
           running[c] = p;
         }
