@@ -125,7 +125,8 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
   const std::int64_t tiles = tiles_for(c.n, c.num_segments, c.dtype);
   const Layout l = layout(tiles, c.num_segments, true, 0);
   Params p = params_for(c, ws, l, d_status);
-  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::seg_min_blocks(4);
+  const bool mean_or_arg = c.op == ReduceOp::mean || c.op == ReduceOp::argmin || c.op == ReduceOp::argmax;
+  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::seg_min_blocks(true, mean_or_arg);
   if (tiles >= tuning::kSegPrefetchMinWaves * wave) p.prefetch_tiles = tuning::seg_prefetch_tiles(element);
   prepare_offsets_kernel<<<grid_for(std::max(c.num_segments, tiles) + 1), kPrepThreads, 0, stream>>>(
       c.offsets, c.num_segments, c.n, tiles, tuning::seg_tile_items(element), p.header,

@@ -106,8 +106,7 @@ struct SegKernel {
   static constexpr int kChunksPerThread = kItems / kVec;
   static constexpr int kTile = tuning::seg_tile_items(sizeof(T));
   static constexpr int kBufBytes = tuning::seg_buffer_bytes(sizeof(T));
-  // The begin/end form keeps more state per thread (64-bit input positions): 48 registers.
-  static constexpr int kMinBlocks = kByOffsets ? tuning::seg_min_blocks(sizeof(A)) : 5;
+  static constexpr int kMinBlocks = tuning::seg_min_blocks(kByOffsets, kArg || Op == ReduceOp::mean);
   static constexpr int kWords = (static_cast<int>(sizeof(A)) + 3) / 4;  // flagged 8-byte words per slot
   static constexpr int kBatch = 4 / kWords > 0 ? 4 / kWords : 1;          // slots loaded per poll round
   static_assert(kItems % kVec == 0 && kWords <= static_cast<int>(kSlotWords));

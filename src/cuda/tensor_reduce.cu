@@ -200,7 +200,7 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
     // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
     std::int64_t chunks = 1, base_blocks = 0;
     // The minimum resident blocks outer_kernel's __launch_bounds__ guarantee.
-    const std::int64_t outer_resident = sms * tn::outer_min_blocks(is_arg, what.element_bytes);
+    const std::int64_t outer_resident = sms * tn::outer_min_blocks(is_arg);
     const int top = std::min(ceil_log2(cvec), ceil_log2(tn::kOuterMaxColumnThreads));
     // Narrower rows keep the fold-depth rule alone: (2^22, 16) argmax over dim 0 read 78 % of
     // the read ceiling with 2 column threads, 71 % with 4 (sum: 87 % and 90 %).

@@ -523,7 +523,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min
 // (tile * TX + tx) over reduced positions split_begin + ty, + TY, ...; the TY partials of a
 // column then combine in a fixed tree in shared memory.
 template <class P, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_blocks(P::kArg, sizeof(typename P::value_type))) outer_kernel(const __grid_constant__ typename P::Args a) {
+__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_blocks(P::kArg)) outer_kernel(const __grid_constant__ typename P::Args a) {
   using T = typename P::value_type;
   using Spec = typename P::Spec;
   using A = typename Spec::accum_type;

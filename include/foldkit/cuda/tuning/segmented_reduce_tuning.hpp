@@ -36,9 +36,11 @@ constexpr int seg_buffer_bytes(std::size_t element_bytes) {
 }
 
 // Blocks per SM for __launch_bounds__ (caps registers at 65536 / (256 x blocks)): 6 x 33 KiB of
-// shared memory fit an SM's 228 KiB; 16-byte accumulators (argmin/argmax, {value, int64 index})
-// get 5 (48 registers).
-constexpr int seg_min_blocks(std::size_t accum_bytes) { return accum_bytes >= 16 ? 5 : 6; }
+// shared memory fit an SM's 228 KiB. Means (the division when a segment is finished) and
+// argmin/argmax ({value, int64 index}) get 4 (64 registers): at 5-6 their kernels spilled 4-56
+// bytes (ptxas sm_90); the sums, products, minima and maxima 6 (the begin/end form, which keeps
+// 64-bit input positions, 5).
+constexpr int seg_min_blocks(bool by_offsets, bool mean_or_arg) { return mean_or_arg ? 4 : by_offsets ? 6 : 5; }
 
 // L2 prefetch (offsets form): the block of tile t asks the L2 for the elements of tile
 // t + seg_prefetch_tiles(); only in calls of at least kSegPrefetchMinWaves waves of resident

@@ -61,9 +61,10 @@ inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
 // kOuterMinRowsPerThread reduced positions per thread.
 inline constexpr int kOuterMaxColumnThreads = 256;
 inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
-// argmin/argmax of 4-byte types in the outer family: 2 resident blocks (124 registers, 8 loads in
-// flight) read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads.
-inline constexpr int kOuterArg4MinBlocksPerSm = 2;
+// argmin/argmax in the outer family: 2 resident blocks (124 registers, 8 loads in flight). For
+// 4-byte types they read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads; at 3
+// blocks (80 registers) the 2- and 8-byte types' kernels spilled 124-208 bytes (ptxas sm_90).
+inline constexpr int kOuterArgMinBlocksPerSm = 2;
 
 // The resident blocks per SM the block-split families' __launch_bounds__ guarantee
 // (tensor_reduce_kernels.cuh) and the planner sizes their splits by (src/cuda/tensor_reduce.cu,
@@ -71,9 +72,7 @@ inline constexpr int kOuterArg4MinBlocksPerSm = 2;
 constexpr int rows_block_min_blocks(bool contiguous, bool arg) {
   return !contiguous ? kTensorMinBlocksPerSm : arg ? kRowsBlockContigArgMinBlocksPerSm : kRowsBlockContigMinBlocksPerSm;
 }
-constexpr int outer_min_blocks(bool arg, std::size_t element_bytes) {
-  return arg && element_bytes == 4 ? kOuterArg4MinBlocksPerSm : kTensorMinBlocksPerSm;
-}
+constexpr int outer_min_blocks(bool arg) { return arg ? kOuterArgMinBlocksPerSm : kTensorMinBlocksPerSm; }
 // Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
 inline constexpr int kOuterLoadsInFlight = 8;
 // The last block of a column tile folds the splits' partials, splits / TY of them per thread in
