@@ -43,12 +43,13 @@ constexpr int tensor_scan_min_blocks(int chunks, bool wide_accum) {
 // memory budget above.
 inline constexpr int kTensorScanMaxTC = 128;
 // When the scanned axis needs several row tiles, TC is capped here so that a tile has at least
-// 2048 / 4 = 512 rows (f32: 16 columns). A look-back folds (tiles in flight per chain) x (columns
+// 256 / 4 x 8 = 512 rows (deep tiles 1024; f32: 16 columns). A look-back folds (tiles in flight per chain) x (columns
 // per tile) values, and the tiles in flight per chain fall as the chains (column tiles) grow, so
 // its cost grows with the square of the tile's width. Cumsum f32 over dim 0 on the H100: at 32
 // (128 columns) (2^18, 256) read 4.6 % of the copy ceiling (471912b); at 8, 59-80 % from
 // (2^20, 64) to (2^12, 2^14); at 4, 67-89 % (2026-11-27, kTensorScanLookbackBytes 4096; 8192
-// changed nothing by more than 3 points).
+// changed nothing by more than 3 points). With deep tiles and the one-round window, 8 gained
+// (2^22, 16) 88 -> 90 and lost 5-9 points on four other shapes (2026-11-27).
 inline constexpr int kTensorScanChainMaxTC = 4;
 // The widest chained tile the kernel holds state for (its shared-memory arrays are sized by it):
 // `foldkit-bench axes --sweep` times chain widths up to this one.
