@@ -141,14 +141,8 @@ tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const T
   // columns (the geometry never makes wider chained tiles).
   if (g.row_tiles > 1 && g.tc_shift > tuning::tensor_scan_log2(tuning::kTensorScanChainTCLimit))
     throw Error(Errc::cuda_error, "tensor scan: internal error (chained tile too wide)");
-  a.row_tiles = g.row_tiles;
-  a.col_tiles = g.col_tiles;
-  const std::int64_t tiles = m.outer_count * g.row_tiles * g.col_tiles;
-  if (tiles > 0x7fffffffLL) throw Error(Errc::unsupported, "tensor scan: too many tiles for one launch");
-  a.num_tiles = static_cast<unsigned>(tiles);
-  a.tc_shift = g.tc_shift;
-  a.vec = g.vec;
-  a.in_chunks = g.in_chunks;
+  if (m.outer_count * g.row_tiles * g.col_tiles > 0x7fffffffLL)
+    throw Error(Errc::unsupported, "tensor scan: too many tiles for one launch");
   // Whole chunks as 16-byte copies: unit column stride, 16-byte aligned rows and outer steps
   // (flat tiles: the lines back to back as well).
   if (narrow > 0) {
@@ -159,8 +153,8 @@ tensor_scan::TileArgs tile_args(const ScanPlan& p, const TensorView& in, const T
     a.out_vec = m.out_cs == 1 && aligned(out.data, 16) && out_outer_ok && (m.rows == 1 || m.out_rs % out_vec == 0);
   }
   a.exclusive = exclusive;
-  // L2 prefetch ahead of the tiles, in calls of several waves whose rows are 16-byte runs.
-  a.prefetch_tiles = tuning::tensor_scan_prefetch_tiles(g, a_bytes > t_bytes, tiles, facts.sm_count, a.in_vec);
+  // The tiles, and the L2 prefetch ahead of them in calls of several waves whose rows are 16-byte runs.
+  tensor_scan::set_tile_geometry(a, g, m.outer_count, a_bytes > t_bytes, facts.sm_count);
   state = tuning::tensor_scan_state_bytes(g, m.outer_count, a_bytes);
   return a;
 }

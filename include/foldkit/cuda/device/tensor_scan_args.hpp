@@ -5,8 +5,9 @@
 
 #include <cstdint>
 
-#include "foldkit/cuda/device/scan_layout.hpp"  // ScanHeader
-#include "foldkit/tensor.hpp"                   // kMaxRank
+#include "foldkit/cuda/device/scan_layout.hpp"         // ScanHeader
+#include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"  // TensorScanGeometry
+#include "foldkit/tensor.hpp"                          // kMaxRank
 
 namespace foldkit::cuda::tensor_scan {
 
@@ -32,5 +33,19 @@ struct TileArgs {
   unsigned long long init_bits = 0;  // exclusive: the init as the accumulator type, its bytes
   ScanHeader* header = nullptr;      // workspace (chained tiles only; null when row_tiles == 1)
 };
+
+// Sets a's tile fields from geometry g for `outer` matrices (tiles <= 2^31 - 1, checked by the
+// caller): the tile shape and count, the depth, and the L2 prefetch (a.in_vec set before).
+inline void set_tile_geometry(TileArgs& a, const tuning::TensorScanGeometry& g, std::int64_t outer, bool wide_accum,
+                              int sm_count) {
+  const std::int64_t tiles = outer * g.row_tiles * g.col_tiles;
+  a.row_tiles = g.row_tiles;
+  a.col_tiles = g.col_tiles;
+  a.num_tiles = static_cast<unsigned>(tiles);
+  a.tc_shift = g.tc_shift;
+  a.vec = g.vec;
+  a.in_chunks = g.in_chunks;
+  a.prefetch_tiles = tuning::tensor_scan_prefetch_tiles(g, wide_accum, tiles, sm_count, a.in_vec);
+}
 
 }  // namespace foldkit::cuda::tensor_scan

@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
   constexpr bool kNarrow = kV < kVc;   // flat tiles: a chunk holds kSub whole rows
   constexpr int kSub = kVc / kV;       // rows per input chunk (1 unless narrow)
   constexpr int kK = kIn * kSub;       // rows per thread
-  constexpr int kLog2In = kIn == 16 ? 4 : kIn == 8 ? 3 : 2;
+  constexpr int kLog2In = tuning::tensor_scan_log2(kIn);
   static_assert(kIn == 16 || kIn == 8 || kIn == 4);
   static_assert(kVc % kV == 0 && (!kNarrow || kV >= 2));
   const typename Spec::Fold f = Spec::fold(a);
@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
   // before the tile (and init), so every call gives the same bits.
   if (chained && rt > 0) {
     const std::size_t chain_step = static_cast<std::size_t>(a.col_tiles) * tile_words;
-    auto log2_width = [&] { return tc_shift + (kV >= 8 ? 3 : kV >= 4 ? 2 : kV >= 2 ? 1 : 0); };
+    const int width_log2 = tc_shift + tuning::tensor_scan_log2(kV);
     // The window: one round of loads of the newest predecessors' values, both kinds at once
     // (every value word carries the call's flag, so the values are their own status). Column c
     // stops at its nearest predecessor with an inclusive prefix, and folds that prefix, then the
@@ -438,7 +438,6 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
     if constexpr (window_loads<Spec, kV, kIn>() > 0) {
       constexpr int kWin = window_loads<Spec, kV, kIn>();
       constexpr int kWords = Spec::kWords;
-      const int width_log2 = log2_width();
       const std::int64_t reach = static_cast<std::int64_t>(kWin * kThreads) >> width_log2;
       const int window = static_cast<int>(rt < reach ? rt : reach);  // predecessors rt-1 .. rt-window
       const int total = window << width_log2;
@@ -531,7 +530,6 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
       constexpr int kLoads = kScratch / kThreads;
       constexpr int kWords = Spec::kWords;
       static_assert(kLoads * kThreads == kScratch);
-      const int width_log2 = log2_width();
       const int per_round = kScratch >> width_log2;  // >= 1 (static_assert on tile_chain_max_cols)
       for (std::int64_t first = stop; first < rt; first += per_round) {
         const int count = static_cast<int>(rt - first < per_round ? rt - first : per_round);
