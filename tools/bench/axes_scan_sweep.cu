@@ -26,7 +26,6 @@
 #include "foldkit/cuda/tensor_scan_custom.cuh"
 #include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"
 #include "gpu_common.hpp"
-#include "ladder_kernels.hpp"  // launch_copy: the 16-byte copy kernel of the copy ceiling
 #include "suites.hpp"
 
 namespace fkbench {
@@ -58,19 +57,6 @@ std::string geometry_text(const tuning::TensorScanGeometry& g) {
                 static_cast<long long>(g.rows_per_tile), static_cast<long long>(g.cols_per_tile),
                 static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles));
   return buf;
-}
-
-// The library's TileArgs `a` (of `outer` matrices) with geometry g.
-ts::TileArgs with_geometry(ts::TileArgs a, const tuning::TensorScanGeometry& g, std::int64_t outer, int sm_count) {
-  a.in_chunks = g.in_chunks;
-  a.vec = g.vec;
-  a.tc_shift = g.tc_shift;
-  a.row_tiles = g.row_tiles;
-  a.col_tiles = g.col_tiles;
-  const std::int64_t tiles = outer * g.row_tiles * g.col_tiles;
-  a.num_tiles = static_cast<unsigned>(tiles);
-  a.prefetch_tiles = tuning::tensor_scan_prefetch_tiles(g, false, tiles, sm_count, a.in_vec);
-  return a;
 }
 
 class AxesScanSweep {
@@ -135,7 +121,8 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
         return w.g.in_chunks == v.g.in_chunks && w.g.tc_shift == v.g.tc_shift && w.g.vec == v.g.vec;
       });
       if (seen) continue;
-      v.args = with_geometry(lib, v.g, outer, sms);
+      v.args = lib;
+      ts::set_tile_geometry(v.args, v.g, outer, false, sms);
       v.library = v.g.in_chunks == lib.in_chunks && v.g.tc_shift == lib.tc_shift && v.g.vec == lib.vec;
       ensure_workspace(tuning::tensor_scan_state_bytes(v.g, outer, sizeof(float)));
       vs.push_back(v);
@@ -169,11 +156,7 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
   }
 
   // Timing: the copy ceiling's two calls, the library's call, then every variant.
-  std::vector<Call> calls;
-  calls.push_back([this, s, bytes](const void* in) {
-    FKB_CHECK(cudaMemcpyAsync(outs_.next(), in, bytes, cudaMemcpyDeviceToDevice, s));
-  });
-  calls.push_back([this, s, bytes, sms](const void* in) { launch_copy(in, outs_.next(), bytes, sms, s); });
+  std::vector<Call> calls = copy_ceiling_calls(bytes, outs_, sms, s);
   calls.push_back([this, s, &view](const void* in) {
     void* out = outs_.next();
     foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, view(in), 0, view(out), s);
@@ -181,7 +164,7 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
   for (const Variant& v : vs) calls.push_back([this, &v, &launch](const void* in) { launch(v, in, outs_.next()); });
   sess_.label_samples(c.name() + " sweep");
   const std::vector<Timing> t = sess_.time_all(calls);
-  const BestOf ceil = best_of({{"cudaMemcpyAsync", t[0]}, {"16-byte copy kernel", t[1]}});
+  const BestOf ceil = best_of(copy_ceiling_named(t[0], t[1]));
   const Timing& library = t[2];
   for (std::size_t k = 0; k < vs.size(); ++k) vs[k].t = t[3 + k];
 

@@ -43,7 +43,6 @@
 #include "foldkit/scan.hpp"
 #include "foldkit/tensor.hpp"
 #include "gpu_common.hpp"
-#include "ladder_kernels.hpp"  // launch_copy: the copy kernel of the scans' ceiling
 #include "suites.hpp"
 
 namespace fkbench {
@@ -418,13 +417,8 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
   std::vector<Call> calls;
   std::size_t ceiling_calls = 0;
   if (copy_ceiling) {
-    const std::size_t bytes = static_cast<std::size_t>(copy_bytes);
-    const int sms = sess_.info().sm_count;
-    calls.push_back([this, s, bytes](const void* in) {
-      FKB_CHECK(cudaMemcpyAsync(outs_.next(), in, bytes, cudaMemcpyDeviceToDevice, s));
-    });
-    calls.push_back([this, s, bytes, sms](const void* in) { launch_copy(in, outs_.next(), bytes, sms, s); });
-    ceiling_calls = 2;
+    calls = copy_ceiling_calls(static_cast<std::size_t>(copy_bytes), outs_, sess_.info().sm_count, s);
+    ceiling_calls = calls.size();
   } else {
     for (Call& call : sess_.ceiling_calls(static_cast<std::size_t>(read))) calls.push_back(std::move(call));
     ceiling_calls = calls.size();
@@ -440,7 +434,7 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
   const RivalTimes rt = time_rivals(calls);
 
   if (copy_ceiling) {
-    const BestOf b = best_of({{"cudaMemcpyAsync", rt.t[0]}, {"16-byte copy kernel", rt.t[1]}});
+    const BestOf b = best_of(copy_ceiling_named(rt.t[0], rt.t[1]));
     ceil.median_us = b.median_us;
     ceil.batch_us = b.batch_us;
     char buf[48];

@@ -2,6 +2,7 @@
 #include "gpu_common.hpp"
 
 #include "cub_runner.hpp"
+#include "ladder_kernels.hpp"  // launch_copy
 
 #include <algorithm>
 #include <cinttypes>
@@ -59,6 +60,18 @@ BestOf best_of(const std::vector<std::pair<std::string, Timing>>& named) {
   }
   r.config = best_med == best_bat ? "best: " + best_med : "best median: " + best_med + ", batch: " + best_bat;
   return r;
+}
+
+std::vector<Call> copy_ceiling_calls(std::size_t bytes, OutputPool& outs, int sm_count, cudaStream_t s) {
+  OutputPool* o = &outs;
+  return {
+      [o, s, bytes](const void* in) { FKB_CHECK(cudaMemcpyAsync(o->next(), in, bytes, cudaMemcpyDeviceToDevice, s)); },
+      [o, s, bytes, sm_count](const void* in) { launch_copy(in, o->next(), bytes, sm_count, s); },
+  };
+}
+
+std::vector<std::pair<std::string, Timing>> copy_ceiling_named(const Timing& memcpy_t, const Timing& kernel_t) {
+  return {{"cudaMemcpyAsync", memcpy_t}, {"16-byte copy kernel", kernel_t}};
 }
 
 std::vector<Call> GpuSession::ceiling_calls(std::size_t bytes) {

@@ -34,6 +34,12 @@ struct BestOf {
 };
 BestOf best_of(const std::vector<std::pair<std::string, Timing>>& named);
 
+// The scans' copy ceiling: cudaMemcpyAsync and the 16-byte copy kernel, each copying `bytes` of
+// its input into the next buffer of `outs`, as calls for time_all (in that order);
+// copy_ceiling_named pairs their two timings with those names (for best_of and the CSV).
+std::vector<Call> copy_ceiling_calls(std::size_t bytes, OutputPool& outs, int sm_count, cudaStream_t s);
+std::vector<std::pair<std::string, Timing>> copy_ceiling_named(const Timing& memcpy_t, const Timing& kernel_t);
+
 class GpuSession {
  public:
   explicit GpuSession(const Options& opt);

@@ -24,7 +24,7 @@
 
 #include "foldkit/cuda/scan.hpp"
 #include "gpu_common.hpp"
-#include "ladder_kernels.hpp"  // launch_copy: the copy kernel of the scans' ceiling
+#include "ladder_kernels.hpp"  // launch_scan_check, launch_scan_check_wide: the device-side checks
 #include "scan_suite.hpp"
 #include "scan_variants.hpp"
 #include "suites.hpp"
@@ -347,21 +347,12 @@ void ScanTable::run_policy_sweep(DType dtype, std::int64_t n) {
 }
 
 std::vector<Call> ScanTable::ceiling_calls(std::uint64_t copy_bytes) {
-  cudaStream_t s = sess_.stream();
-  const std::size_t bytes = static_cast<std::size_t>(copy_bytes);
-  const int sms = sess_.info().sm_count;
-  return {
-      [this, s, bytes](const void* in) {
-        FKB_CHECK(cudaMemcpyAsync(outs_.next(), in, bytes, cudaMemcpyDeviceToDevice, s));
-      },
-      [this, s, bytes, sms](const void* in) { launch_copy(in, outs_.next(), bytes, sms, s); },
-  };
+  return copy_ceiling_calls(static_cast<std::size_t>(copy_bytes), outs_, sess_.info().sm_count, sess_.stream());
 }
 
 BestOf ScanTable::ceiling_from(std::uint64_t copy_bytes, const Timing& memcpy_t, const Timing& kernel_t,
                                const std::string& memory) {
-  const std::vector<std::pair<std::string, Timing>> named = {{"cudaMemcpyAsync", memcpy_t},
-                                                             {"16-byte copy kernel", kernel_t}};
+  const std::vector<std::pair<std::string, Timing>> named = copy_ceiling_named(memcpy_t, kernel_t);
   for (const auto& [name, t] : named) {
     Row v;  // every copy goes to the CSV
     v.mode = "gpu";
