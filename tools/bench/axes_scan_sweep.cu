@@ -42,8 +42,7 @@ using Spec = ts::CustomTileSpec<float, Plus>;
 
 // One geometry of a case.
 struct Variant {
-  int chunks = 0, chain_tc = 0;  // what was asked
-  tuning::TensorScanGeometry g;  // what it gave
+  tuning::TensorScanGeometry g;  // a depth x widest chained tile, as the geometry gives it
   ts::TileArgs args;             // the library's TileArgs with that geometry
   bool library = false;          // the geometry the library picks
   Timing t;
@@ -114,8 +113,6 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
   for (int chunks : {tuning::kTensorScanShallowChunks, tuning::kTensorScanDeepChunks})
     for (int tc = 1; tc <= tuning::kTensorScanChainTCLimit; tc *= 2) {
       Variant v;
-      v.chunks = chunks;
-      v.chain_tc = tc;
       v.g = tuning::tensor_scan_geometry_at(chunks, sizeof(float), lib.rows, lib.cols, narrow, false, tc);
       const bool seen = std::any_of(vs.begin(), vs.end(), [&](const Variant& w) {
         return w.g.in_chunks == v.g.in_chunks && w.g.tc_shift == v.g.tc_shift && w.g.vec == v.g.vec;
