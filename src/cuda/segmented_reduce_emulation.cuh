@@ -262,6 +262,12 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
   *p = old + v;
   return old;
 }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline unsigned atomicOr(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  *p = old | v;
+  return old;
+}
 inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
   const unsigned long long old = *p;
   if (v < old) *p = v;

@@ -34,7 +34,9 @@
 // kSegSmallFold tiles) by the whole block (thread u a contiguous run, then block_reduce's fixed
 // tree). The reader clears the slots, and each block zeroes its two splits (stored once as its
 // start, once as its predecessor's stop), so the workspace stays zeroed. The fold order depends
-// only on (n, offsets, the input's alignment): every call gives the same bits.
+// only on (n, offsets, the input's alignment): every call gives the same bits. (The last of a
+// segment's tiles to arrive finishing it instead, with a count per segment, measured slower: see
+// the ledger.)
 //
 // Validation without a host sync: the validation kernel sets the workspace flag for bad offsets.
 // Every block first clamps its splits so that every address it computes stays inside the input
@@ -104,6 +106,11 @@ struct SegKernel {
   static constexpr int kItems = tuning::seg_items(sizeof(T));
   static constexpr int kVec = 16 / static_cast<int>(sizeof(T));
   static constexpr int kChunksPerThread = kItems / kVec;
+  // Offsets form, accumulators no wider than elements: each segment's value is left in the tile
+  // buffer at its last element (walk_in_place) and written out by the block afterwards.
+  static constexpr bool kInPlace = kByOffsets && !kArg && sizeof(A) <= sizeof(T);
+  static constexpr int kItemsLog2 = kItems == 32 ? 5 : kItems == 16 ? 4 : kItems == 8 ? 3 : -1;
+  static_assert(kItemsLog2 > 0, "a power of two up to 32 positions per thread");
   static constexpr int kTile = tuning::seg_tile_items(sizeof(T));
   static constexpr int kBufBytes = tuning::seg_buffer_bytes(sizeof(T));
   static constexpr int kMinBlocks = tuning::seg_min_blocks(kByOffsets, kArg || Op == ReduceOp::mean);
@@ -124,6 +131,10 @@ struct SegKernel {
     std::int64_t head_s;           // a head segment left for the whole block to fold (-1: none)
     A head_v;                      // its partial over this block's tiles
     int flag;
+    // Offsets form: per thread, bit i = its buffer position i is the last element of a segment
+    // (lmask), of a segment followed by empty ones (zmask); firstq: its first such segment.
+    unsigned lmask[kThreads], zmask[kThreads];
+    int firstq[kThreads];
   };
 
   const Params& p;
@@ -265,6 +276,175 @@ struct SegKernel {
     write_final(s, acc, ends[q] - st, kByOffsets ? sm.j0c + st : p.begin[s]);
   }
 
+  // Byte offset in sm.buf of buffer position i (tile position i - h).
+  __device__ __forceinline__ static int buf_offset(int i) {
+    return SwizzledTile<T>::chunk(i / kVec) * 16 + (i % kVec) * static_cast<int>(sizeof(T));
+  }
+  // walk_staged where accumulators fit in an element's place (kInPlace): a segment's value is
+  // stored over its last element, which this thread alone reads (its chunks are its own), so
+  // each position costs a predicated fold and a predicated shared store; the block writes the
+  // results out after the scan (coalesced, with the empty segments). The pending segment's value
+  // is read back from its place (pend_slot: its byte offset).
+  __device__ __forceinline__ void walk_in_place(int a, int b, int h, A& acc, int& pend_q, A& pend_v,
+                                                int& pend_slot) const {
+    const int base = tid * kItems - h;
+    const unsigned L = sm.lmask[tid];
+    const unsigned F = pend_q >= 0 ? 0u : L & (0u - L);
+    const int lo = a - base, hi = b - base;  // 0 <= lo <= hi <= kItems
+    const unsigned V = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~(lo >= 32 ? ~0u : (1u << lo) - 1u);
+#pragma unroll
+    for (int c = 0; c < kChunksPerThread; ++c) {
+      unsigned char* chunk = sm.buf + SwizzledTile<T>::chunk(tid * kChunksPerThread + c) * 16;
+      T x[kVec];
+      const uint4 raw = *reinterpret_cast<const uint4*>(chunk);
+      memcpy(x, &raw, 16);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        const int i = c * kVec + e;
+        const A v = f(acc, Tr::from_element(x[e], 0));
+        if ((V >> i) & 1u) acc = v;
+        if ((L >> i) & 1u) {  // the last element of a segment
+          memcpy(chunk + e * sizeof(T), &acc, sizeof(A));
+          acc = Tr::identity();
+        }
+      }
+    }
+    if (F != 0) {
+      pend_q = sm.firstq[tid];
+      pend_slot = buf_offset(tid * kItems + __ffs(static_cast<int>(F)) - 1);
+      memcpy(&pend_v, sm.buf + pend_slot, sizeof(A));
+    }
+  }
+
+  // The offsets form's walk over the staged tile: thread tid's kItems buffer positions, tile
+  // positions base .. base + kItems - 1 (base = tid * kItems - h), of which [a, b) are the tile's
+  // elements. Bit i of four masks describes position base + i: V, an element of the tile; L, the
+  // last element of a segment (sm.lmask, built with the ends, see tile()); F, L's first bit,
+  // the end of the segment whose carry comes from the block scan (not when thread 0 already has
+  // one: a segment that ended at position 0); Z, a segment followed by empty ones. The walk is
+  // one unrolled pass of predicated folds and stores, no search and no range checks; a segment's
+  // result is stored where it ends (F's too: rewritten with its carry after the scan). It
+  // replaced a walk that looked for the next end at every element and split each thread's
+  // positions into a checked and an unchecked loop (ncu, 2^22 segments of 0-128 f32: 537 M warp
+  // instructions for 268 M elements, issue slots 89 % busy, 16.6 of 32 threads active).
+  template <bool kEmpties>
+  __device__ __forceinline__ void walk_staged(int a, int b, int h, const int* ends, int nends, std::int64_t i0,
+                                              std::int64_t j0c, A& acc, int& pend_q, A& pend_v) const {
+    static_assert(kItems <= 32, "one bit per position");
+    const int base = tid * kItems - h;
+    const unsigned L = sm.lmask[tid];
+    const unsigned Z = kEmpties ? sm.zmask[tid] : 0u;
+    int q = L != 0 ? sm.firstq[tid] : 0;
+    if constexpr (kArg) {
+      if (L == 0) q = first_end_after(ends, 0, nends, a);  // the segment of the thread's elements
+    }
+    const unsigned F = pend_q >= 0 ? 0u : L & (0u - L);
+    const int lo = a - base, hi = b - base;  // 0 <= lo <= hi <= kItems
+    const unsigned V = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~(lo >= 32 ? ~0u : (1u << lo) - 1u);
+    // The current segment's start (argmin/argmax: the element's index; mean: the length).
+    std::int64_t cur = 0;
+    if constexpr (kArg || Op == ReduceOp::mean) cur = start_rel(ends, q);
+    const int q_first = q;
+    A head = Tr::identity();
+    R* outp = static_cast<R*>(p.out) + (i0 + q);  // segment q's result (not argmin/argmax)
+#pragma unroll
+    for (int c = 0; c < kChunksPerThread; ++c) {
+      T x[kVec];
+      read_thread_chunk<kItems>(reinterpret_cast<const T*>(sm.buf), tid, c, x);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        const int i = c * kVec + e;
+        const int r = base + i;
+        const A v = f(acc, Tr::from_element(x[e], kArg ? r - cur : 0));
+        if ((V >> i) & 1u) acc = v;
+        if ((F >> i) & 1u) head = acc;
+        if ((L >> i) & 1u) {  // segment q's last element
+          if constexpr (kArg) write_final(i0 + q, acc, r + 1 - cur, j0c + cur);
+          else *outp = Tr::finalize(acc, Op == ReduceOp::mean ? r + 1 - cur : 1);  // never empty
+          acc = Tr::identity();
+          cur = r + 1;
+          ++q;
+          ++outp;
+          if constexpr (kEmpties) {
+            if ((Z >> i) & 1u) {
+              q = first_end_after(ends, q, nends, r + 1);
+              outp = static_cast<R*>(p.out) + (i0 + q);
+            }
+          }
+        }
+      }
+    }
+    if (F != 0) {
+      pend_q = q_first;
+      pend_v = head;
+    }
+  }
+
+  // The begin/end form's walk: elements read from the input where they are (no staging).
+  __device__ __forceinline__ void walk_direct(int a, int b, bool walks, const int* ends, int nends, A& acc,
+                                              int& pend_q, A& pend_v) const {
+    int q = 0;
+    if (tid != 0 && walks) q = first_end_after(ends, 0, nends, a);
+    int next_end = q < nends ? ends[q] : INT_MAX;
+    std::int64_t cur_start = 0;  // argmin/argmax: the current segment's start (relative)
+    if constexpr (kArg) cur_start = start_rel(ends, q);
+    std::int64_t src = 0;  // input index of relative position 0 in the current segment
+    if (walks && sm.i0 + q < p.num_segments) src = p.begin[sm.i0 + q] - start_rel(ends, q);
+
+    // Segment q ends at ends[q] <= r: emit it, skip the empty ones ending there too.
+    auto boundary = [&](int r) {
+      const std::int64_t st = start_rel(ends, q);
+      if (ends[q] > st) {
+        if (pend_q < 0) {
+          pend_q = q;
+          pend_v = acc;
+        } else {
+          finish(ends, q, acc);
+        }
+      }
+      acc = Tr::identity();
+      ++q;
+      if (q < nends && ends[q] <= r) q = first_end_after(ends, q + 1, nends, r);
+      next_end = q < nends ? ends[q] : INT_MAX;
+      if constexpr (kArg) cur_start = ends[q - 1];
+      if (sm.i0 + q < p.num_segments) src = p.begin[sm.i0 + q] - ends[q - 1];
+    };
+    auto element = [&](T x, int r) {
+      if constexpr (kArg) acc = f(acc, Tr::from_element(x, r - cur_start));
+      else acc = f(acc, Tr::from_element(x, 0));
+    };
+
+    if (next_end >= b) {  // no segment ends inside (a, b): fold without checks
+#pragma unroll 4
+      for (int r = a; r < b; ++r) element(in()[src + r], r);
+    } else {
+#pragma unroll 1
+      for (int r = a; r < b; ++r) {
+        if (r >= next_end) boundary(r);
+        element(in()[src + r], r);
+      }
+    }
+    if (walks && b >= next_end) boundary(b);
+  }
+
+  // Staging of a tile at the array's first or last chunk: chunks partly outside [0, n) element by
+  // element, only the elements of [j0c, j1c).
+  __device__ __forceinline__ void stage_edge_tile(std::int64_t g0, int chunks, std::int64_t j0c, std::int64_t j1c) {
+    using Layout = SwizzledTile<T>;
+    for (int c = tid; c < chunks; c += kThreads) {
+      const std::int64_t g = g0 + static_cast<std::int64_t>(c) * kVec;
+      unsigned char* dst = sm.buf + Layout::chunk(c) * 16;
+      if (g >= 0 && g + kVec <= p.n) {
+        copy16_async(dst, in() + g);
+      } else {
+        T x[kVec];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) x[e] = g + e >= j0c && g + e < j1c ? in()[g + e] : T{};
+        memcpy(dst, x, 16);
+      }
+    }
+  }
+
   // One tile: ends [i0, i1), elements [j0, j1) (diagonals from the block's tile start `tb`; its
   // tiles are `tile_items` diagonals each). `running`: the partial of the segment open at the
   // tile's start, from the block's earlier tiles; updated to the one open at its end. `first`:
@@ -285,25 +465,53 @@ struct SegKernel {
       chunks = (h + ne + kVec - 1) / kVec;
     }
     int* ends = reinterpret_cast<int*>(sm.buf + ((chunks * 16 + 127) & ~127));
+    if constexpr (kByOffsets) {
+      sm.lmask[tid] = 0u;
+      sm.zmask[tid] = 0u;
+    }
 
     // Stage: elements (offsets form) and ends.
     if constexpr (kByOffsets) {
       using Layout = SwizzledTile<T>;
       const std::int64_t g0 = j0c - h;  // the input index of buffer position 0 (16-byte aligned address)
-      for (int c = tid; c < chunks; c += kThreads) {
-        const std::int64_t g = g0 + static_cast<std::int64_t>(c) * kVec;
-        unsigned char* dst = sm.buf + Layout::chunk(c) * 16;
-        if (g >= 0 && g + kVec <= p.n) {
-          copy16_async(dst, in() + g);
-        } else {  // the array's first or last chunk: only its elements inside the array
-          T x[kVec];
+      if (g0 >= 0 && g0 + static_cast<std::int64_t>(chunks) * kVec <= p.n) {
+        // Every chunk inside the array (all tiles but the array's first and last): thread tid's
+        // chunks c = tid + k * kThreads sit at chunk(tid) + k * kThreads (the swizzle moves only
+        // the low 3 bits, which k does not change), so one address each side plus immediates.
+        static_assert(kThreads % 64 == 0, "chunk(tid + k * kThreads) = chunk(tid) + k * kThreads");
+        const T* src = in() + g0 + tid * kVec;
+        unsigned char* dst = sm.buf + Layout::chunk(tid) * 16;
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) x[e] = g + e >= j0c && g + e < j1c ? in()[g + e] : T{};
-          memcpy(dst, x, 16);
-        }
+        for (int k = 0; k < kChunksPerThread; ++k)
+          if (tid + k * kThreads < chunks) copy16_async(dst + k * kThreads * 16, src + k * kThreads * kVec);
+      } else {
+        stage_edge_tile(g0, chunks, j0c, j1c);
       }
     }
-    for (int q = tid; q < nends; q += kThreads) ends[q] = static_cast<int>(vend(i0 + q) - j0c);
+    if constexpr (kByOffsets) {
+      // The ends, and each thread's masks (walk_staged): end q at position pq > 0 marks position
+      // pq - 1 of its owner (ends at 0 are thread 0's, handled before its walk). An empty
+      // segment marks zmask; a segment whose start (the previous end) is another thread's is its
+      // owner's first. (The barrier: the masks are zeroed.)
+      __syncthreads();
+      for (int q = tid; q < nends; q += kThreads) {
+        const int pq = static_cast<int>(vend(i0 + q) - j0c);
+        ends[q] = pq;
+        if (pq > 0 && pq <= ne) {  // (always, for valid offsets; bad ones must not address outside)
+          const std::int64_t prev = vstart(i0 + q) - j0c;
+          const int o = (pq - 1 + h) >> kItemsLog2;
+          const unsigned bit = 1u << ((pq - 1 + h) & (kItems - 1));
+          if (pq == prev) {
+            atomicOr(&sm.zmask[o], bit);
+          } else {
+            atomicOr(&sm.lmask[o], bit);
+            if (prev <= 0 || static_cast<int>((prev - 1 + h) >> kItemsLog2) != o) sm.firstq[o] = q;
+          }
+        }
+      }
+    } else {
+      for (int q = tid; q < nends; q += kThreads) ends[q] = static_cast<int>(vend(i0 + q) - j0c);
+    }
     if (tid == 0) {
       if (pf_a < pf_b) tile_io::prefetch_l2(in() + pf_a, in() + pf_b);
       if (first) {
@@ -330,85 +538,23 @@ struct SegKernel {
     const bool walks = a < b || tid == 0;
     if (!walks) a = b = 0;
 
-    int q = 0;
-    if (tid != 0 && walks) q = first_end_after(ends, 0, nends, a);
-    int next_end = q < nends ? ends[q] : INT_MAX;
-    std::int64_t cur_start = 0;  // argmin/argmax: the current segment's start (relative)
-    if constexpr (kArg) cur_start = start_rel(ends, q);
-    std::int64_t src = 0;  // begin/end: input index of relative position 0 in the current segment
-    if constexpr (!kByOffsets) {
-      if (walks && i0 + q < p.num_segments) src = p.begin[i0 + q] - start_rel(ends, q);
-    }
     A acc = Tr::identity();
     int pend_q = -1;  // the first segment this thread ended: its carry comes from the scan
     A pend_v = Tr::identity();
-
-    // Segment q ends at ends[q] <= r: emit it, skip the empty ones ending there too.
-    auto boundary = [&](int r) {
-      const std::int64_t st = start_rel(ends, q);
-      if (ends[q] > st) {
-        if (pend_q < 0) {
-          pend_q = q;
-          pend_v = acc;
-        } else {
-          finish(ends, q, acc);
-        }
-      }
-      acc = Tr::identity();
-      ++q;
-      if (q < nends && ends[q] <= r) q = first_end_after(ends, q + 1, nends, r);
-      next_end = q < nends ? ends[q] : INT_MAX;
-      if constexpr (kArg) cur_start = ends[q - 1];
-      if constexpr (!kByOffsets) {
-        if (i0 + q < p.num_segments) src = p.begin[i0 + q] - ends[q - 1];
-      }
-    };
-    auto element = [&](T x, int r) {
-      if constexpr (kArg) acc = f(acc, Tr::from_element(x, r - cur_start));
-      else acc = f(acc, Tr::from_element(x, 0));
-    };
-
-    if (next_end >= b) {  // no segment ends inside (a, b): fold without checks
-      if constexpr (kByOffsets) {
-#pragma unroll
-        for (int c = 0; c < kChunksPerThread; ++c) {
-          const int r0 = tid * kItems + c * kVec - h;
-          if (r0 + kVec <= a || r0 >= b) continue;
-          T x[kVec];
-          read_thread_chunk<kItems>(reinterpret_cast<const T*>(sm.buf), tid, c, x);
-#pragma unroll
-          for (int e = 0; e < kVec; ++e)
-            if (r0 + e >= a && r0 + e < b) element(x[e], r0 + e);
-        }
-      } else {
-#pragma unroll 4
-        for (int r = a; r < b; ++r) element(in()[src + r], r);
+    int pend_slot = -1;  // walk_in_place: where the pending segment's value is
+    if constexpr (kByOffsets) {
+      if (walks) {
+        // Ends at position 0 (thread 0): segments that end before the tile's first element. The
+        // first, if it began in earlier tiles, is their partials alone (pending, with nothing of
+        // its own); the others are empty (written by the pass over the ends).
+        if (tid == 0 && nends > 0 && ends[0] <= 0 && sm.start0 < 0) pend_q = 0;
+        if constexpr (kInPlace) walk_in_place(a, b, h, acc, pend_q, pend_v, pend_slot);
+        else if (sm.zmask[tid] == 0) walk_staged<false>(a, b, h, ends, nends, i0, j0c, acc, pend_q, pend_v);
+        else walk_staged<true>(a, b, h, ends, nends, i0, j0c, acc, pend_q, pend_v);
       }
     } else {
-      if constexpr (kByOffsets) {
-#pragma unroll 1
-        for (int c = 0; c < kChunksPerThread; ++c) {
-          const int r0 = tid * kItems + c * kVec - h;
-          if (r0 + kVec <= a || r0 >= b) continue;
-          T x[kVec];
-          read_thread_chunk<kItems>(reinterpret_cast<const T*>(sm.buf), tid, c, x);
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) {
-            const int r = r0 + e;
-            if (r < a || r >= b) continue;
-            if (r >= next_end) boundary(r);
-            element(x[e], r);
-          }
-        }
-      } else {
-#pragma unroll 1
-        for (int r = a; r < b; ++r) {
-          if (r >= next_end) boundary(r);
-          element(in()[src + r], r);
-        }
-      }
+      walk_direct(a, b, walks, ends, nends, acc, pend_q, pend_v);
     }
-    if (walks && b >= next_end) boundary(b);
 
     // The carry into each thread, then the pending first segments.
     Carry total;
@@ -422,13 +568,33 @@ struct SegKernel {
         // the block's tiles (run()), out of the walk's way.
         sm.head_s = sm.i0 + pend_q;
         sm.head_v = v;
+      } else if (kInPlace && pend_slot >= 0) {
+        memcpy(sm.buf + pend_slot, &v, sizeof(A));  // written out below
       } else {
         finish(ends, pend_q, v);
       }
     }
-    // Empty segments.
-    for (int k = tid; k < nends; k += kThreads)
-      if (ends[k] == start_rel(ends, k)) write_empty(i0 + k);
+    if constexpr (kInPlace) {
+      // Every segment's result from its place (empty ones by the rule; not thread 0's pending
+      // one that ended at position 0, nor a head, which the look-back finishes).
+      __syncthreads();
+      const std::int64_t head_s = sm.head_s;
+      for (int k = tid; k < nends; k += kThreads) {
+        const int pk = ends[k];
+        const std::int64_t st = start_rel(ends, k);
+        if (pk == st) {
+          write_empty(i0 + k);
+        } else if (pk > 0 && i0 + k != head_s) {
+          A v;
+          memcpy(&v, sm.buf + buf_offset(pk - 1 + h), sizeof(A));
+          static_cast<R*>(p.out)[i0 + k] = Tr::finalize(v, pk - st);
+        }
+      }
+    } else {
+      // Empty segments.
+      for (int k = tid; k < nends; k += kThreads)
+        if (ends[k] == start_rel(ends, k)) write_empty(i0 + k);
+    }
     running = total.f ? total.v : f(running, total.v);
     return true;
   }
