@@ -102,13 +102,20 @@ Params params_for(const foldkit::detail::SegmentedCall& c, Workspace ws, const L
   p.num_segments = c.num_segments;
   p.out = c.out;
   p.values = c.values;
-  p.header = reinterpret_cast<unsigned*>(base);
+  p.header = reinterpret_cast<unsigned*>(base + kSegFlagOffset);
   p.slots = reinterpret_cast<unsigned long long*>(base + l.slots);
   p.starts = reinterpret_cast<longlong2*>(base + l.starts);
   p.stops = reinterpret_cast<longlong2*>(base + l.stops);
   p.status = d_status;
   p.prefetch_tiles = 0;
   return p;
+}
+
+// The flag, the ticket and the slots zeroed in stream order (segmented_reduce_launch.cuh: a
+// scan on the same workspace leaves flagged words there).
+void clear_flag_and_slots(Workspace ws, const Layout& l, cudaStream_t stream) {
+  detail::check_cuda(cudaMemsetAsync(static_cast<unsigned char*>(ws.ptr) + kSegFlagOffset, 0, l.starts - kSegFlagOffset, stream),
+                     "cudaMemsetAsync (segmented_reduce)");
 }
 
 // The offsets form with a checked workspace (all checks done).
@@ -125,6 +132,7 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
   const std::int64_t tiles = tiles_for(c.n, c.num_segments, c.dtype);
   const Layout l = layout(tiles, c.num_segments, true, 0);
   Params p = params_for(c, ws, l, d_status);
+  clear_flag_and_slots(ws, l, stream);
   const bool mean_or_arg = c.op == ReduceOp::mean || c.op == ReduceOp::argmin || c.op == ReduceOp::argmax;
   const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::seg_min_blocks(true, mean_or_arg);
   if (tiles >= tuning::kSegPrefetchMinWaves * wave) p.prefetch_tiles = tuning::seg_prefetch_tiles(element);
@@ -147,6 +155,7 @@ void enqueue_begin_end(const foldkit::detail::SegmentedCall& c, Workspace ws, cu
   const Layout l = begin_end_layout(c.n, c.num_segments, c.dtype);
   const std::int64_t tiles = begin_end_tiles(c.n, c.num_segments, c.dtype);
   Params p = params_for(c, ws, l, d_status);
+  clear_flag_and_slots(ws, l, stream);
   auto* voff = reinterpret_cast<std::int64_t*>(static_cast<unsigned char*>(ws.ptr) + l.voff);
   const auto scan_words = static_cast<std::int64_t>((l.bytes - l.scan) / sizeof(unsigned long long));
   prepare_begin_end_kernel<<<grid_for(std::max(c.num_segments, scan_words)), kPrepThreads, 0, stream>>>(
@@ -161,8 +170,9 @@ void enqueue_begin_end(const foldkit::detail::SegmentedCall& c, Workspace ws, cu
     launch_main<decltype(op_tag)::value, decltype(tag), false>(p, static_cast<unsigned>(tiles), stream);
   });
   detail::check_cuda(cudaGetLastError(), "segmented_reduce kernel launch");
-  // The workspace is left zeroed (segmented_reduce_launch.cuh): voff is the kernel's input.
-  detail::check_cuda(cudaMemsetAsync(voff, 0, l.scan - l.voff, stream), "cudaMemsetAsync (segmented_reduce)");
+  // The workspace is left zeroed (segmented_reduce_launch.cuh): voff is the kernel's input, and
+  // the scan leaves its tile states flagged.
+  detail::check_cuda(cudaMemsetAsync(voff, 0, l.bytes - l.voff, stream), "cudaMemsetAsync (segmented_reduce)");
 }
 
 // The convenient forms: this thread's cached workspace for the stream (the scans' cache: it

@@ -310,7 +310,7 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
   p.num_segments = num_segments;
   p.out = out;
   p.values = values;
-  p.header = reinterpret_cast<unsigned*>(base);
+  p.header = reinterpret_cast<unsigned*>(base + kSegFlagOffset);
   p.slots = reinterpret_cast<unsigned long long*>(base + l.slots);
   p.starts = reinterpret_cast<longlong2*>(base + l.starts);
   p.stops = reinterpret_cast<longlong2*>(base + l.stops);
@@ -323,6 +323,7 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
     }
     return p;
   }
+  std::memset(base + kSegFlagOffset, 0, l.starts - kSegFlagOffset);  // segmented_reduce.cu's clear_flag_and_slots
   if (by_offsets) {
     p.offsets = offsets;
     const std::int64_t threads = std::max(num_segments, tiles) + 1;
@@ -343,7 +344,7 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
     run_grid(grid, tuning::kSegThreads, resident, order_seed, [&] { segmented_reduce_kernel<Op, T, true>(p); });
   } else {
     run_grid(grid, tuning::kSegThreads, resident, order_seed, [&] { segmented_reduce_kernel<Op, T, false>(p); });
-    std::memset(base + l.voff, 0, l.scan - l.voff);  // segmented_reduce.cu's memset
+    std::memset(base + l.voff, 0, l.bytes - l.voff);  // segmented_reduce.cu's memset
   }
   return p;
 }

@@ -404,6 +404,41 @@ TEST(CudaSegmentedEmulated, SpanningSegmentsAnyBlockOrder) {
   }
 }
 
+// A scan on the same cached workspace leaves its tile states flagged with its epoch + 1 (1 after
+// a zeroed start: the slots' own "published" flag) and its epoch in bytes 0-7. A segmented call
+// on such a workspace gives the bytes it gives on a clean one, and leaves the scan's epoch as it
+// was. (Before the fix: stale words read as published partials, and the flag and ticket sat on
+// the scan's epoch.)
+TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  for (int k = 0; k < 4; ++k) {
+    const Segs g = random_offsets(rng, rng.uniform(20000, 70000), k % 2 == 0 ? 2 : 4);
+    const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
+    const I64 S = g.count();
+    std::vector<unsigned char> clean_ws, dirty_ws(8 << 20);
+    for (std::size_t w = 0; w + 8 <= dirty_ws.size(); w += 8) {
+      const std::uint64_t word = (std::uint64_t{1} << 32) | (rng.next() & 0xffffffffu);
+      std::memcpy(dirty_ws.data() + w, &word, 8);
+    }
+    const std::uint64_t epoch_word = std::uint64_t{7} << 32;  // a scan's ticket_and_epoch
+    std::memcpy(dirty_ws.data(), &epoch_word, 8);
+    std::vector<float> want(static_cast<std::size_t>(S)), got(static_cast<std::size_t>(S));
+    std::int32_t status = -1;
+    cuda::seg::emu::run_call<ReduceOp::sum, float>(d.data(), g.n, true, g.offsets.data(), nullptr, nullptr, S,
+                                                   want.data(), nullptr, &status, clean_ws, rng.next() | 1, 3);
+    ASSERT_EQ(status, 0);
+    status = -1;
+    cuda::seg::emu::run_call<ReduceOp::sum, float>(d.data(), g.n, true, g.offsets.data(), nullptr, nullptr, S,
+                                                   got.data(), nullptr, &status, dirty_ws, rng.next() | 1, 3);
+    EXPECT_EQ(status, 0) << g.what;
+    EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << g.what;
+    std::uint64_t epoch_after = 0;
+    std::memcpy(&epoch_after, dirty_ws.data(), 8);
+    EXPECT_EQ(epoch_after, epoch_word) << "the scan's epoch was changed";
+  }
+}
+
 // Invalid offsets: status 1, nothing written, and the next call (valid) works on the same workspace.
 TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
   FOLDKIT_TRACE_SEED();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/segmented_reference.hpp"
+#include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/error.hpp"
 #include "foldkit/segmented_reduce.hpp"
@@ -312,6 +313,54 @@ TEST_F(CudaSegmentedReduce, Deterministic) {
                                         status);
     if (k == 0) first = out;
     else EXPECT_TRUE(out == first) << "call " << k << " gave other bits (" << g.what << ")";
+  }
+}
+
+// The convenient forms share a stream's cached workspace with the scans, whose tile states stay
+// flagged with their epoch after a call: segmented calls (both forms) between scans on one stream
+// give the bits they give on a stream of their own, and so do the scans (2026-11-27: stale scan
+// words read as published partials gave rare wrong segmented results).
+TEST_F(CudaSegmentedReduce, SharesTheStreamWorkspaceWithScans) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const Segs g = random_offsets(rng, std::min<I64>(max_n(), 1000000), 1);
+  const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
+  const I64 S = g.count(), n_scan = std::min<I64>(max_n(), 4000000);
+  std::vector<float> scan_in(static_cast<std::size_t>(n_scan));
+  for (auto& v : scan_in) v = static_cast<float>(rng.uniform(0, 8)) - 4.0f;
+  DeviceBuffer d_in = upload(d.storage.data(), d.storage.size() * sizeof(float));
+  DeviceBuffer d_offs = upload(g.offsets.data(), g.offsets.size() * sizeof(I64));
+  std::vector<I64> begin(g.offsets.begin(), g.offsets.end() - 1), end(g.offsets.begin() + 1, g.offsets.end());
+  DeviceBuffer d_begin = upload(begin.data(), begin.size() * sizeof(I64)), d_end = upload(end.data(), end.size() * sizeof(I64));
+  DeviceBuffer d_scan_in = upload(scan_in.data(), scan_in.size() * sizeof(float));
+  DeviceBuffer d_seg = poisoned(static_cast<std::size_t>(S) * sizeof(float));
+  DeviceBuffer d_scan = poisoned(static_cast<std::size_t>(n_scan) * sizeof(float));
+  const float* in = d_in.as<float>() + d.shift;
+  auto seg_call = [&](cudaStream_t st, bool by_offsets) {
+    if (by_offsets) cuda::segmented_reduce(ReduceOp::sum, DType::f32, in, g.n, d_offs.as<I64>(), S, d_seg.get(), st);
+    else cuda::segmented_reduce(ReduceOp::sum, DType::f32, in, g.n, d_begin.as<I64>(), d_end.as<I64>(), S, d_seg.get(), st);
+    FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(st));
+    return download(d_seg, static_cast<std::size_t>(S) * sizeof(float));
+  };
+  auto scan_call = [&](cudaStream_t st) {
+    cuda::inclusive_scan<ReduceOp::sum, float>(d_scan_in.as<float>(), n_scan, d_scan.as<float>(), st);
+    FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(st));
+    return download(d_scan, static_cast<std::size_t>(n_scan) * sizeof(float));
+  };
+  std::vector<unsigned char> seg_alone, scan_alone;
+  {
+    Stream own;
+    seg_alone = seg_call(own, true);
+    EXPECT_TRUE(seg_call(own, false) == seg_alone) << "begin/end pairs gave other bits (" << g.what << ")";
+  }
+  {
+    Stream own;
+    scan_alone = scan_call(own);
+  }
+  Stream shared;
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_TRUE(scan_call(shared) == scan_alone) << "scan " << k << " after segmented calls on its stream";
+    EXPECT_TRUE(seg_call(shared, k % 2 == 0) == seg_alone) << "segmented call " << k << " after a scan (" << g.what << ")";
   }
 }
 
