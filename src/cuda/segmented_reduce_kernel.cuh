@@ -15,13 +15,17 @@
 // One tile (offsets form): the block copies the tile's elements into shared memory with 16-byte
 // cp.async (aligned 16-byte chunks of the input, XOR-swizzled; chunks at the array's ends element
 // by element, never outside [0, n)), and the tile's segment ends as 32-bit offsets from the
-// tile's first element. Thread t owns buffer positions [t * kItems, (t + 1) * kItems) and walks
-// them left to right: it folds elements into one accumulator and, where a segment ends, EMITS
-// it. A segment that starts and ends inside one thread is finished there (finalize, written to
-// out). The first segment a thread ends may have begun in earlier threads: its partial waits for
-// the carry, an exclusive block scan over (ended anything?, trailing partial) pairs (the
-// reduce-by-key operator: (f1, v1) + (f2, v2) = (f1 | f2, f2 ? v2 : v1 . v2)), then it is
-// finished with carry . partial. Empty segments are written by a separate pass over the ends.
+// tile's first element; with the ends it builds each thread's masks (shared atomics): which of
+// its positions end a segment, and which are followed by empty segments. Thread t owns buffer
+// positions [t * kItems, (t + 1) * kItems) and walks them left to right in one predicated pass:
+// it folds elements into one accumulator and, where a segment ends, EMITS it: stores it in place
+// of that segment's last element (accumulators no wider than an element; the block writes all
+// results out after the scan, with the empty segments) or to out. The first segment a thread
+// ends may have begun in earlier threads: its partial waits for the carry, an exclusive block
+// scan over (ended anything?, trailing partial) pairs (the reduce-by-key operator: (f1, v1) +
+// (f2, v2) = (f1 | f2, f2 ? v2 : v1 . v2)), then it is finished with carry . partial. The
+// begin/end form walks the input where it is (walk_direct) and writes empty segments in a
+// separate pass over the ends.
 //
 // Segments that span tiles: a deterministic look-back. A tile that ends inside a segment
 // publishes that segment's partial over the tile (the scan's total, carried through the block's

@@ -9,10 +9,11 @@
 // may sit up to one 16-byte vector into the buffer). The segment ends of the tile share the same
 // buffer (a tile's elements plus its ends are at most seg_tile_items()), as 32-bit offsets.
 //
-// First version, not yet measured on the H100: the sizes follow the scans' findings
-// (include/foldkit/cuda/tuning/scan_tuning.hpp): 32 KiB tiles, 6 blocks per SM, L2 prefetch of
-// the input ~2 MiB ahead of the tiles. To be swept (tile size, blocks per SM, prefetch distance,
-// kSegSmallFold) once the benchmark times it.
+// The sizes follow the scans' findings (include/foldkit/cuda/tuning/scan_tuning.hpp): 32 KiB tiles,
+// 6 blocks per SM, L2 prefetch of the input ~2 MiB ahead of the tiles. Measured on the H100 only
+// as they are (2026-11-27: 2^22 segments of 0-128 f32 at 75 % of the read ceiling, the kernel
+// then 58 % issue-busy; perf-log/2026-11-27.md); not yet swept (tile size, blocks per SM,
+// prefetch distance, kSegSmallFold).
 #pragma once
 
 #include <cstddef>
