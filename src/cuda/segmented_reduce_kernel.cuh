@@ -280,6 +280,12 @@ struct SegKernel {
     write_final(s, acc, ends[q] - st, kByOffsets ? sm.j0c + st : p.begin[s]);
   }
 
+  // Bit i set: the thread's position base + i is a tile element ([a, b)); 0 <= a - base <=
+  // b - base <= kItems.
+  __device__ __forceinline__ static unsigned valid_positions(int a, int b, int base) {
+    const int lo = a - base, hi = b - base;
+    return (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~(lo >= 32 ? ~0u : (1u << lo) - 1u);
+  }
   // Byte offset in sm.buf of buffer position i (tile position i - h).
   __device__ __forceinline__ static int buf_offset(int i) {
     return SwizzledTile<T>::chunk(i / kVec) * 16 + (i % kVec) * static_cast<int>(sizeof(T));
@@ -294,8 +300,7 @@ struct SegKernel {
     const int base = tid * kItems - h;
     const unsigned L = sm.lmask[tid];
     const unsigned F = pend_q >= 0 ? 0u : L & (0u - L);
-    const int lo = a - base, hi = b - base;  // 0 <= lo <= hi <= kItems
-    const unsigned V = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~(lo >= 32 ? ~0u : (1u << lo) - 1u);
+    const unsigned V = valid_positions(a, b, base);
 #pragma unroll
     for (int c = 0; c < kChunksPerThread; ++c) {
       unsigned char* chunk = sm.buf + SwizzledTile<T>::chunk(tid * kChunksPerThread + c) * 16;
@@ -343,8 +348,7 @@ struct SegKernel {
       if (L == 0) q = first_end_after(ends, 0, nends, a);  // the segment of the thread's elements
     }
     const unsigned F = pend_q >= 0 ? 0u : L & (0u - L);
-    const int lo = a - base, hi = b - base;  // 0 <= lo <= hi <= kItems
-    const unsigned V = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~(lo >= 32 ? ~0u : (1u << lo) - 1u);
+    const unsigned V = valid_positions(a, b, base);
     // The current segment's start (argmin/argmax: the element's index; mean: the length).
     std::int64_t cur = 0;
     if constexpr (kArg || Op == ReduceOp::mean) cur = start_rel(ends, q);
@@ -591,7 +595,7 @@ struct SegKernel {
         } else if (pk > 0 && i0 + k != head_s) {
           A v;
           memcpy(&v, sm.buf + buf_offset(pk - 1 + h), sizeof(A));
-          static_cast<R*>(p.out)[i0 + k] = Tr::finalize(v, pk - st);
+          write_final(i0 + k, v, pk - st, 0);  // (not argmin/argmax: no input position needed)
         }
       }
     } else {
