@@ -37,7 +37,8 @@
 // Determinism: the same input, offsets and device give the same bits on every call. Integer
 // results, min/max and argmin/argmax are exact, so they equal the CPU backend's; floating-point
 // sums, products and means are combined in a different fixed order than the CPU's and may differ
-// from them in the last bits. argmin/argmax values are the input elements' own bits.
+// from them in the last bits, as may the two forms' (offsets, begin/end) of the same segments, which
+// walk a segment in different orders. argmin/argmax values are the input elements' own bits.
 #pragma once
 
 #include <cuda_runtime_api.h>
