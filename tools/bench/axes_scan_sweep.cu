@@ -127,6 +127,7 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
 
   // Checks, once, on input copy 0, into a poisoned output.
   std::vector<unsigned char> host_in(bytes), host_out(bytes);
+  FKB_CHECK(cudaStreamSynchronize(s));
   FKB_CHECK(cudaMemcpy(host_in.data(), sess_.pool().copy(0), bytes, cudaMemcpyDeviceToHost));
   axes::HostTensor hin;
   hin.data = host_in.data();
@@ -147,6 +148,9 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
     FKB_CHECK(cudaMemsetAsync(outs_.check(0), 0xFF, bytes, s));
     launch(v, sess_.pool().copy(0), outs_.check(0));
     FKB_CHECK_LAUNCH("checked variant");
+    // The session's stream does not synchronise with cudaMemcpy's (legacy) stream: without this
+    // wait the copy read the poison (every check failed, 2026-11-27).
+    FKB_CHECK(cudaStreamSynchronize(s));
     FKB_CHECK(cudaMemcpy(host_out.data(), outs_.check(0), bytes, cudaMemcpyDeviceToHost));
     v.check = axes::check_scan(hin, 0, axes::HostOutput{host_out.data(), DType::f32, false});
     ok = ok && !axes::check_failed_text(v.check);

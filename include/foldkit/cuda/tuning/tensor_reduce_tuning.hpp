@@ -58,7 +58,8 @@ inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
 // across the contiguous columns (at most kOuterMaxColumnThreads 16-byte column vectors per
 // block), the rest of the block down the reduced dimension; the reduced dimension is split over
 // several blocks (combined by the last) until the grid fills the GPU, but never below
-// kOuterMinRowsPerThread reduced positions per thread.
+// kOuterMinRowsPerThread reduced positions per thread. When the column tiles alone give every
+// SM a block, the splits balance blocks per SM rather than fill resident slots (src/cuda/tensor_reduce.cu).
 inline constexpr int kOuterMaxColumnThreads = 256;
 inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
 // argmin/argmax in the outer family: 2 resident blocks (124 registers, 8 loads in flight). For
