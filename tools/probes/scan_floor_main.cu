@@ -1,0 +1,221 @@
+// foldkit-scan-floor: the least a single-pass scan in tiles can cost, measured (issue #22's
+// small-shape and cumsum-over-dim-0 bars are per-call ratios to the copy ceiling).
+//
+// A single-pass scan (decoupled look-back) must, per tile: load it, make its arrival known, learn
+// that every earlier tile has arrived (its output depends on all of them), and store it. The
+// "chain" kernels here do exactly that and nothing else: no arithmetic, no values in the look-back
+// (one flag word per tile; every thread of a block polls one predecessor's flag at a time, 256 a
+// round, all loads of a round in flight), tiles of contiguous bytes drawn by ticket, copied
+// through shared memory by 16-byte cp.async as the library's tile kernel does, in the library's
+// tile sizes and blocks per SM. Beside them, in the same run and with foldkit-bench's gated
+// medians: cudaMemcpyAsync, the same kernels with the wait left out (a tile copy: the copy
+// ceiling in the scan's own shape), and the library's cumsum over dim 0 of a ROWS x COLS f32
+// matrix of the same bytes. Inputs and outputs rotate over >= 1 GiB each (cold DRAM).
+//
+// Usage: foldkit-scan-floor ROWS COLS [ROWS COLS ...]   (f32; bytes read = ROWS * COLS * 4)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "foldkit/cuda/device/scan_tile_io.cuh"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/scan.hpp"
+#include "foldkit/cuda/tensor_scan.hpp"
+#include "timing.hpp"
+
+namespace {
+
+using foldkit::cuda::detail::check_cuda;
+namespace tile_io = foldkit::cuda::tile_io;
+
+constexpr int kThreads = 256;
+
+// One tile of kChunks 16-byte chunks per thread: tile = ticket - base; copy in, (kWait) publish
+// its flag and wait for every earlier tile's, copy out. flags[t] == call marks tile t arrived in
+// this call (calls count up from 1, so no zeroing between calls).
+template <int kChunks, bool kWait>
+__global__ void __launch_bounds__(kThreads) chain_copy_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
+                                                              long long chunks, unsigned* ticket, unsigned* flags,
+                                                              unsigned call, unsigned base) {
+  extern __shared__ uint4 tile_buf[];
+  __shared__ unsigned s_tile;
+  __shared__ int s_missing;
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) {
+    s_tile = kWait ? atomicAdd(ticket, 1u) - base : blockIdx.x;
+    s_missing = 0;
+  }
+  __syncthreads();
+  const unsigned t = s_tile;
+  const long long first = static_cast<long long>(t) * kThreads * kChunks;
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    const long long q = first + i * kThreads + tid;
+    if (q < chunks) tile_io::copy_async<16>(tile_buf + i * kThreads + tid, in + q);
+  }
+  tile_io::wait_all_copies();
+  __syncthreads();
+  if (kWait) {
+    if (tid == 0) asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(call) : "memory");
+    // Every earlier tile's flag, kThreads at a time, newest first.
+    for (long long newest = static_cast<long long>(t) - 1; newest >= 0; newest -= kThreads) {
+      const long long p = newest - tid;
+      if (p >= 0) {
+        unsigned f;
+        do {
+          asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flags + p) : "memory");
+        } while (f != call);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    const long long q = first + i * kThreads + tid;
+    if (q < chunks) out[q] = tile_buf[i * kThreads + tid];
+  }
+}
+
+struct Launcher {
+  int chunks_per_thread;
+  bool wait;
+  int blocks_per_sm;  // the library tile kernel's residency for this depth (shared memory pins it)
+};
+
+template <int kChunks, bool kWait>
+void launch_chain(const void* in, void* out, long long chunks, unsigned* ticket, unsigned* flags, unsigned call,
+                  unsigned base, int smem, cudaStream_t s) {
+  const long long per_block = static_cast<long long>(kThreads) * kChunks;
+  const auto grid = static_cast<unsigned>((chunks + per_block - 1) / per_block);
+  chain_copy_kernel<kChunks, kWait><<<grid, kThreads, smem, s>>>(static_cast<const uint4*>(in), static_cast<uint4*>(out),
+                                                                 chunks, ticket, flags, call, base);
+  check_cuda(cudaGetLastError(), "chain_copy_kernel launch");
+}
+
+template <int kChunks, bool kWait>
+void set_smem(int smem) {
+  check_cuda(cudaFuncSetAttribute(chain_copy_kernel<kChunks, kWait>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+             "cudaFuncSetAttribute");
+}
+
+int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t s, fkbench::LaunchGate& gate) {
+  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * 4;
+  if (bytes == 0 || bytes % 16 != 0) {
+    std::fprintf(stderr, "foldkit-scan-floor: ROWS * COLS * 4 must be a positive multiple of 16\n");
+    return 2;
+  }
+  const long long chunks = static_cast<long long>(bytes / 16);
+  fkbench::InputPool pool;
+  pool.prepare(foldkit::DType::f32, rows * cols, 4242, s);
+  // Outputs rotate too (>= 1 GiB), so that stores go to DRAM as in the bench's ceilings.
+  const std::size_t out_copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  char* outs = nullptr;
+  check_cuda(cudaMalloc(&outs, out_copies * stride), "cudaMalloc outputs");
+  std::size_t out_cursor = 0;
+  auto next_out = [&] { return static_cast<void*>(outs + (out_cursor++ % out_copies) * stride); };
+  const long long max_tiles = chunks / (kThreads * 8) + 2;
+  unsigned* d_ticket = nullptr;
+  unsigned* d_flags = nullptr;
+  check_cuda(cudaMalloc(&d_ticket, 64), "cudaMalloc");
+  check_cuda(cudaMalloc(&d_flags, static_cast<std::size_t>(max_tiles) * 4), "cudaMalloc");
+  check_cuda(cudaMemset(d_ticket, 0, 64), "cudaMemset");
+  check_cuda(cudaMemset(d_flags, 0, static_cast<std::size_t>(max_tiles) * 4), "cudaMemset");
+  unsigned call = 0, base = 0;  // calls run in stream order: each one's tickets start at `base`
+
+  // The library's shared memory per block: 64 KiB tiles at 3 blocks per SM, 32 KiB at 4.
+  const int smem_deep = 74 * 1024, smem_shallow = 42 * 1024;
+  set_smem<16, true>(smem_deep);
+  set_smem<16, false>(smem_deep);
+  set_smem<8, true>(smem_shallow);
+  set_smem<8, false>(smem_shallow);
+
+  fkbench::TimingPlan tp;
+  tp.reps_median = 40;
+  tp.reps_batch = 100;
+  auto timed = [&](const fkbench::Call& c) { return fkbench::time_calls(tp, s, pool, &gate, c); };
+  const fkbench::Timing memcpy_t = timed([&](const void* in) {
+    check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+  });
+  // A call of the waiting kernels draws `grid` tickets: the next call's tiles start there.
+  auto chain = [&](auto launch, int per_tile_chunks, bool waits) {
+    return [&, launch, per_tile_chunks, waits](const void* in) {
+      const long long per_block = static_cast<long long>(kThreads) * per_tile_chunks;
+      const auto grid = static_cast<unsigned>((chunks + per_block - 1) / per_block);
+      ++call;
+      launch(in, next_out(), chunks, d_ticket, d_flags, call, base, s);
+      if (waits) base += grid;
+    };
+  };
+  const fkbench::Timing copy64 = timed(chain(
+      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
+        launch_chain<16, false>(i, o, c, tk, f, cl, b, smem_deep, st);
+      },
+      16, false));
+  const fkbench::Timing copy32 = timed(chain(
+      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
+        launch_chain<8, false>(i, o, c, tk, f, cl, b, smem_shallow, st);
+      },
+      8, false));
+  const fkbench::Timing chain64 = timed(chain(
+      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
+        launch_chain<16, true>(i, o, c, tk, f, cl, b, smem_deep, st);
+      },
+      16, true));
+  const fkbench::Timing chain32 = timed(chain(
+      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
+        launch_chain<8, true>(i, o, c, tk, f, cl, b, smem_shallow, st);
+      },
+      8, true));
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  const foldkit::Device dev = foldkit::Device::cuda(device);
+  const fkbench::Timing library = timed([&](const void* in) {
+    foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, foldkit::TensorView::contiguous(in, foldkit::DType::f32, {rows, cols}, dev),
+                                  0, foldkit::TensorView::contiguous(next_out(), foldkit::DType::f32, {rows, cols}, dev), s);
+  });
+  check_cuda(cudaStreamSynchronize(s), "sync");
+
+  const double ceil = std::min({memcpy_t.median_us, copy64.median_us, copy32.median_us});
+  std::printf("\n== cumsum f32 dim 0 of (%lld, %lld): %zu bytes read + written; gated medians (batch means) ==\n",
+              static_cast<long long>(rows), static_cast<long long>(cols), 2 * bytes);
+  auto row = [&](const char* what, const fkbench::Timing& t) {
+    std::printf("  %-60s %9.2f us (%9.2f)   %5.1f %% of the copy ceiling   %.2fx\n", what, t.median_us, t.batch_us,
+                100.0 * ceil / t.median_us, t.median_us / ceil);
+  };
+  row("cudaMemcpyAsync", memcpy_t);
+  row("tile copy, 64 KiB tiles, 3 blocks/SM (no wait)", copy64);
+  row("tile copy, 32 KiB tiles, 4 blocks/SM (no wait)", copy32);
+  row("chain floor, 64 KiB tiles: load, flag, wait for all earlier, store", chain64);
+  row("chain floor, 32 KiB tiles", chain32);
+  row("library: foldkit::cuda::inclusive_scan over dim 0", library);
+  std::printf("  floor / ceiling: %.2fx (64 KiB), %.2fx (32 KiB); library / best floor: %.2fx\n", chain64.median_us / ceil,
+              chain32.median_us / ceil, library.median_us / std::min(chain64.median_us, chain32.median_us));
+  cudaFree(outs);
+  cudaFree(d_ticket);
+  cudaFree(d_flags);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3 || (argc - 1) % 2 != 0) {
+    std::fprintf(stderr, "usage: foldkit-scan-floor ROWS COLS [ROWS COLS ...]\n");
+    return 2;
+  }
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  fkbench::LaunchGate gate;
+  int rc = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::int64_t rows = std::atoll(argv[i]), cols = std::atoll(argv[i + 1]);
+    rc = std::max(rc, run_case(rows, cols, s, gate));
+  }
+  cudaStreamDestroy(s);
+  return rc;
+}
