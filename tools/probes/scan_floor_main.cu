@@ -4,8 +4,8 @@
 // A single-pass scan (decoupled look-back) must, per tile: load it, make its arrival known, learn
 // that every earlier tile has arrived (its output depends on all of them), and store it. The
 // "chain" kernels here do exactly that and nothing else: no arithmetic, no values in the look-back
-// (one flag word per tile; every thread of a block polls one predecessor's flag at a time, 256 a
-// round, all loads of a round in flight), tiles of contiguous bytes drawn by ticket, copied
+// (one flag word per tile: arrived, or "all up to here arrived"; every thread of a block polls one
+// predecessor's flag, 256 a round, all in flight, back to the nearest inclusive one), tiles of contiguous bytes drawn by ticket, copied
 // through shared memory by 16-byte cp.async as the library's tile kernel does, in the library's
 // tile sizes and blocks per SM. Beside them, in the same run and with foldkit-bench's gated
 // medians: cudaMemcpyAsync, the same kernels with the wait left out (a tile copy: the copy
@@ -35,8 +35,8 @@ namespace tile_io = foldkit::cuda::tile_io;
 constexpr int kThreads = 256;
 
 // One tile of kChunks 16-byte chunks per thread: tile = ticket - base; copy in, (kWait) publish
-// its flag and wait for every earlier tile's, copy out. flags[t] == call marks tile t arrived in
-// this call (calls count up from 1, so no zeroing between calls).
+// its flag and look back until every earlier tile has arrived, copy out. Flags carry the call
+// (calls count up from 1, so no zeroing between calls).
 template <int kChunks, bool kWait>
 __global__ void __launch_bounds__(kThreads) chain_copy_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
                                                               long long chunks, unsigned* ticket, unsigned* flags,
@@ -60,18 +60,26 @@ __global__ void __launch_bounds__(kThreads) chain_copy_kernel(const uint4* __res
   tile_io::wait_all_copies();
   __syncthreads();
   if (kWait) {
-    if (tid == 0) asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(call) : "memory");
-    // Every earlier tile's flag, kThreads at a time, newest first.
+    // Decoupled look-back on flags alone: arrived (2 * call + 1) at once; all earlier tiles
+    // arrived too (2 * call + 2, "inclusive") once it knows. A round: every thread waits until
+    // its predecessor has arrived; the nearest inclusive one ends the search, else the round
+    // moves kThreads further back.
+    const unsigned arrived = 2u * call + 1u, inclusive = 2u * call + 2u;
+    if (tid == 0)
+      asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(t == 0 ? inclusive : arrived) : "memory");
     for (long long newest = static_cast<long long>(t) - 1; newest >= 0; newest -= kThreads) {
       const long long p = newest - tid;
+      bool found = false;
       if (p >= 0) {
         unsigned f;
         do {
           asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flags + p) : "memory");
-        } while (f != call);
+        } while (f < arrived);
+        found = f == inclusive;
       }
+      if (__syncthreads_or(found)) break;
     }
-    __syncthreads();
+    if (tid == 0 && t > 0) asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(inclusive) : "memory");
   }
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
@@ -190,7 +198,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t s, fkbench::Laun
   row("cudaMemcpyAsync", memcpy_t);
   row("tile copy, 64 KiB tiles, 3 blocks/SM (no wait)", copy64);
   row("tile copy, 32 KiB tiles, 4 blocks/SM (no wait)", copy32);
-  row("chain floor, 64 KiB tiles: load, flag, wait for all earlier, store", chain64);
+  row("chain floor, 64 KiB tiles: load, flag, look back, store", chain64);
   row("chain floor, 32 KiB tiles", chain32);
   row("library: foldkit::cuda::inclusive_scan over dim 0", library);
   std::printf("  floor / ceiling: %.2fx (64 KiB), %.2fx (32 KiB); library / best floor: %.2fx\n", chain64.median_us / ceil,
