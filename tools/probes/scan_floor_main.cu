@@ -43,11 +43,9 @@ __global__ void __launch_bounds__(kThreads) chain_copy_kernel(const uint4* __res
                                                               unsigned call, unsigned base) {
   extern __shared__ uint4 tile_buf[];
   __shared__ unsigned s_tile;
-  __shared__ int s_missing;
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     s_tile = kWait ? atomicAdd(ticket, 1u) - base : blockIdx.x;
-    s_missing = 0;
   }
   __syncthreads();
   const unsigned t = s_tile;
@@ -61,23 +59,27 @@ __global__ void __launch_bounds__(kThreads) chain_copy_kernel(const uint4* __res
   __syncthreads();
   if (kWait) {
     // Decoupled look-back on flags alone: arrived (2 * call + 1) at once; all earlier tiles
-    // arrived too (2 * call + 2, "inclusive") once it knows. A round: every thread waits until
-    // its predecessor has arrived; the nearest inclusive one ends the search, else the round
-    // moves kThreads further back.
+    // arrived too (2 * call + 2, "inclusive") once it knows. A round loads kThreads
+    // predecessors' flags at once: it ends the search when the nearest inclusive one's newer
+    // ones have all arrived, moves kThreads back when all arrived and none is inclusive, and is
+    // loaded again otherwise (the library's status search, without values).
     const unsigned arrived = 2u * call + 1u, inclusive = 2u * call + 2u;
+    __shared__ int s_nearest;
     if (tid == 0)
       asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(t == 0 ? inclusive : arrived) : "memory");
-    for (long long newest = static_cast<long long>(t) - 1; newest >= 0; newest -= kThreads) {
+    long long newest = static_cast<long long>(t) - 1;
+    while (newest >= 0) {
+      if (tid == 0) s_nearest = kThreads;
+      __syncthreads();
       const long long p = newest - tid;
-      bool found = false;
-      if (p >= 0) {
-        unsigned f;
-        do {
-          asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flags + p) : "memory");
-        } while (f < arrived);
-        found = f == inclusive;
-      }
-      if (__syncthreads_or(found)) break;
+      unsigned f = inclusive;
+      if (p >= 0) asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flags + p) : "memory");
+      if (f == inclusive) atomicMin(&s_nearest, tid);
+      __syncthreads();
+      const int nearest = s_nearest;
+      const bool gap = __syncthreads_or(tid < nearest && f < arrived);
+      if (!gap && nearest < kThreads) break;
+      if (!gap) newest -= kThreads;
     }
     if (tid == 0 && t > 0) asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(inclusive) : "memory");
   }
