@@ -1,7 +1,9 @@
 // `foldkit-bench axes --sweep`: the column-scan tile kernel's geometry
 // (include/foldkit/cuda/tuning/tensor_scan_tuning.hpp) over the axes table's cumsum-over-dim-0
 // cases: every tile depth (shallow and deep chunks a thread) x widest chained tile (1 ...
-// kTensorScanChainTCLimit thread columns), beside the library's own call and the copy ceiling,
+// kTensorScanChainTCLimit thread columns), and the library's geometry at other L2 prefetch
+// distances (none, 1/2, 2, 4 and 8 times the library's; 16 and 64 tiles where the library
+// prefetches nothing), beside the library's own call and the copy ceiling,
 // all interleaved call by call over the rotated inputs (GpuSession::time_all). The variants run
 // the library's kernel template through the user-functor policy (an f32 addition:
 // CustomTileSpec<float, Plus>) with the TileArgs the library prepares for the case and only the
@@ -44,17 +46,17 @@ using Spec = ts::CustomTileSpec<float, Plus>;
 struct Variant {
   tuning::TensorScanGeometry g;  // a depth x widest chained tile, as the geometry gives it
   ts::TileArgs args;             // the library's TileArgs with that geometry
-  bool library = false;          // the geometry the library picks
+  bool library = false;          // the geometry (and prefetch distance) the library picks
   Timing t;
   std::string check;
 };
 
-std::string geometry_text(const tuning::TensorScanGeometry& g) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s %d chunks, TC %d, vec %d, tile %lld x %lld, %lld x %lld tiles",
+std::string geometry_text(const tuning::TensorScanGeometry& g, int prefetch) {
+  char buf[192];
+  std::snprintf(buf, sizeof buf, "%s %d chunks, TC %d, vec %d, tile %lld x %lld, %lld x %lld tiles, pf %d",
                 g.in_chunks >= tuning::kTensorScanDeepChunks ? "deep" : "shallow", g.in_chunks, 1 << g.tc_shift, g.vec,
                 static_cast<long long>(g.rows_per_tile), static_cast<long long>(g.cols_per_tile),
-                static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles));
+                static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles), prefetch);
   return buf;
 }
 
@@ -124,6 +126,22 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
       ensure_workspace(tuning::tensor_scan_state_bytes(v.g, outer, sizeof(float)));
       vs.push_back(v);
     }
+  // The library's geometry at other prefetch distances (tiles ahead whose input goes to L2).
+  {
+    const auto lib_it = std::find_if(vs.begin(), vs.end(), [](const Variant& v) { return v.library; });
+    if (lib_it != vs.end() && lib.in_vec && lib.row_tiles > 1) {
+      const Variant base = *lib_it;
+      const int p = base.args.prefetch_tiles;
+      const std::vector<int> distances = p > 0 ? std::vector<int>{0, p / 2, 2 * p, 4 * p, 8 * p} : std::vector<int>{16, 64};
+      for (int d : distances) {
+        if (d == p || (d > 0 && static_cast<unsigned>(d) >= lib.num_tiles)) continue;
+        Variant v = base;
+        v.library = false;
+        v.args.prefetch_tiles = d;
+        vs.push_back(v);
+      }
+    }
+  }
 
   // Checks, once, on input copy 0, into a poisoned output.
   std::vector<unsigned char> host_in(bytes), host_out(bytes);
@@ -179,10 +197,10 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
     const double y = std::isnan(b->t.median_us) ? 1e300 : b->t.median_us;
     return x < y;
   });
-  std::printf("  %-4s %-58s %10s %10s %7s %9s  %s\n", "rank", "geometry", "median us", "batch us", "%copy", "vs lib", "check");
+  std::printf("  %-4s %-66s %10s %10s %7s %9s  %s\n", "rank", "geometry", "median us", "batch us", "%copy", "vs lib", "check");
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     const Variant& v = *ranked[k];
-    std::printf("  %-4zu %-58s %10.2f %10.2f %7.1f %9.3f  %s%s\n", k + 1, geometry_text(v.g).c_str(), v.t.median_us,
+    std::printf("  %-4zu %-66s %10.2f %10.2f %7.1f %9.3f  %s%s\n", k + 1, geometry_text(v.g, v.args.prefetch_tiles).c_str(), v.t.median_us,
                 v.t.batch_us, 100.0 * ceil.median_us / v.t.median_us, v.t.median_us / library.median_us,
                 v.check.c_str(), v.library ? "  <- the library's geometry" : "");
   }
@@ -194,7 +212,8 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
   };
   for (const Variant& v : vs)
     csv_.write({c.name(), std::to_string(v.g.in_chunks), std::to_string(1 << v.g.tc_shift), std::to_string(v.g.vec),
-                std::to_string(v.g.row_tiles), std::to_string(v.g.col_tiles), v.library ? "yes" : "no",
+                std::to_string(v.g.row_tiles), std::to_string(v.g.col_tiles), std::to_string(v.args.prefetch_tiles),
+                v.library ? "yes" : "no",
                 num(v.t.median_us), num(v.t.batch_us), num(ceil.median_us), num(library.median_us),
                 num(100.0 * ceil.median_us / v.t.median_us), v.check},
                memory);
@@ -210,7 +229,7 @@ int AxesScanSweep::run() {
   print_header(h);
   if (!opt_.csv_path.empty() &&
       !csv_.open(opt_.csv_path, h, "gpu",
-                 {"case", "in_chunks", "tc", "vec", "row_tiles", "col_tiles", "library_geometry", "median_us",
+                 {"case", "in_chunks", "tc", "vec", "row_tiles", "col_tiles", "prefetch_tiles", "library_geometry", "median_us",
                   "batch_mean_us", "ceiling_median_us", "library_median_us", "pct_of_copy_median", "check"}))
     return 1;
   bool ok = true;
