@@ -93,14 +93,18 @@ TEST(CpuTensorReduce, ContiguousRowsAreBitwiseTheFullArrayReduction) {
   }
 }
 
-// Short rows (shorter than two rounds of the chunk kernel's lanes) of float sums and means are
-// folded four rows at a time (src/cpu/tensor_reduce_cpu.cpp): every length up to past the
-// boundary, row counts that leave a remainder, padded rows, and values whose bits tell folds
-// apart (signed zeros, infinities, NaNs with payloads, magnitudes that round differently).
-TEST(CpuTensorReduce, ShortFloatRowsAreBitwiseTheFullArrayReduction) {
+// Short rows (shorter than two rounds of the chunk kernel's lanes) and medium ones (up to 1024)
+// of float sums and means are folded four rows at a time (src/cpu/tensor_reduce_cpu.cpp): every
+// length up to past the short boundary, lengths around the medium one and the lanes' rounds, row
+// counts that leave a remainder, padded rows, and values whose bits tell folds apart (signed
+// zeros, infinities, NaNs with payloads, magnitudes that round differently).
+TEST(CpuTensorReduce, ShortAndMediumFloatRowsAreBitwiseTheFullArrayReduction) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
-  for (std::int64_t len = 1; len <= 40; ++len) {
+  std::vector<std::int64_t> lengths;
+  for (std::int64_t len = 1; len <= 40; ++len) lengths.push_back(len);
+  for (std::int64_t len : {47, 48, 49, 63, 64, 65, 100, 255, 256, 257, 1023, 1024, 1025, 1500}) lengths.push_back(len);
+  for (const std::int64_t len : lengths) {
     for (const auto& [rows, pad] : {std::pair<std::int64_t, std::int64_t>{9, 0}, {6, 3}}) {
       const std::int64_t stride = len + pad;
       std::vector<float> data(static_cast<std::size_t>(rows * stride));
