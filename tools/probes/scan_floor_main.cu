@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include "foldkit/cuda/device/scan_tile_io.cuh"
@@ -151,36 +152,25 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t s, fkbench::Laun
   const fkbench::Timing memcpy_t = timed([&](const void* in) {
     check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
   });
-  // A call of the waiting kernels draws `grid` tickets: the next call's tiles start there.
-  auto chain = [&](auto launch, int per_tile_chunks, bool waits) {
-    return [&, launch, per_tile_chunks, waits](const void* in) {
-      const long long per_block = static_cast<long long>(kThreads) * per_tile_chunks;
-      const auto grid = static_cast<unsigned>((chunks + per_block - 1) / per_block);
+  // One variant (kChunks chunks a thread, waiting or not): a call of the waiting kernels draws
+  // `grid` tickets, where the next call's tiles start.
+  auto time_chain = [&](auto chunks_tag, auto wait_tag, int smem) {
+    constexpr int kChunks = decltype(chunks_tag)::value;
+    constexpr bool kWait = decltype(wait_tag)::value;
+    const long long per_block = static_cast<long long>(kThreads) * kChunks;
+    const auto grid = static_cast<unsigned>((chunks + per_block - 1) / per_block);
+    return timed([&, smem, grid](const void* in) {
       ++call;
-      launch(in, next_out(), chunks, d_ticket, d_flags, call, base, s);
-      if (waits) base += grid;
-    };
+      launch_chain<kChunks, kWait>(in, next_out(), chunks, d_ticket, d_flags, call, base, smem, s);
+      if (kWait) base += grid;
+    });
   };
-  const fkbench::Timing copy64 = timed(chain(
-      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
-        launch_chain<16, false>(i, o, c, tk, f, cl, b, smem_deep, st);
-      },
-      16, false));
-  const fkbench::Timing copy32 = timed(chain(
-      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
-        launch_chain<8, false>(i, o, c, tk, f, cl, b, smem_shallow, st);
-      },
-      8, false));
-  const fkbench::Timing chain64 = timed(chain(
-      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
-        launch_chain<16, true>(i, o, c, tk, f, cl, b, smem_deep, st);
-      },
-      16, true));
-  const fkbench::Timing chain32 = timed(chain(
-      [&](const void* i, void* o, long long c, unsigned* tk, unsigned* f, unsigned cl, unsigned b, cudaStream_t st) {
-        launch_chain<8, true>(i, o, c, tk, f, cl, b, smem_shallow, st);
-      },
-      8, true));
+  using Deep = std::integral_constant<int, 16>;
+  using Shallow = std::integral_constant<int, 8>;
+  const fkbench::Timing copy64 = time_chain(Deep{}, std::false_type{}, smem_deep);
+  const fkbench::Timing copy32 = time_chain(Shallow{}, std::false_type{}, smem_shallow);
+  const fkbench::Timing chain64 = time_chain(Deep{}, std::true_type{}, smem_deep);
+  const fkbench::Timing chain32 = time_chain(Shallow{}, std::true_type{}, smem_shallow);
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   const foldkit::Device dev = foldkit::Device::cuda(device);
