@@ -18,6 +18,7 @@
 #include "common/segmented_prepare.hpp"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/dispatch/scan_runtime.hpp"
+#include "foldkit/cuda/dispatch/segmented_runtime.hpp"
 #include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/segmented_reduce.hpp"
@@ -118,9 +119,17 @@ void clear_flag_and_slots(Workspace ws, const Layout& l, cudaStream_t stream) {
                      "cudaMemsetAsync (segmented_reduce)");
 }
 
-// The offsets form with a checked workspace (all checks done).
+// The L2 prefetch distance of an offsets-form call of `tiles` tiles (tiles ahead; 0: none).
+int prefetch_tiles_for(std::int64_t tiles, ReduceOp op, DType dtype, int sm_count) {
+  const bool mean_or_arg = op == ReduceOp::mean || op == ReduceOp::argmin || op == ReduceOp::argmax;
+  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * tuning::seg_min_blocks(true, mean_or_arg);
+  return tiles >= tuning::kSegPrefetchMinWaves * wave ? tuning::seg_prefetch_tiles(dtype_size(dtype)) : 0;
+}
+
+// The offsets form with a checked workspace (all checks done). prefetch_tiles >= 0 overrides the
+// L2 prefetch distance (detail::segmented_reduce_with_prefetch).
 void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, const detail::DeviceFacts& facts,
-                     cudaStream_t stream, std::int32_t* d_status) {
+                     cudaStream_t stream, std::int32_t* d_status, int prefetch_tiles = -1) {
   if (c.num_segments == 0) {
     if (d_status != nullptr) {
       offsets_status_kernel<<<1, 1, 0, stream>>>(c.offsets, c.n, d_status);
@@ -133,9 +142,7 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
   const Layout l = layout(tiles, c.num_segments, true, 0);
   Params p = params_for(c, ws, l, d_status);
   clear_flag_and_slots(ws, l, stream);
-  const bool mean_or_arg = c.op == ReduceOp::mean || c.op == ReduceOp::argmin || c.op == ReduceOp::argmax;
-  const std::int64_t wave = static_cast<std::int64_t>(facts.sm_count) * tuning::seg_min_blocks(true, mean_or_arg);
-  if (tiles >= tuning::kSegPrefetchMinWaves * wave) p.prefetch_tiles = tuning::seg_prefetch_tiles(element);
+  p.prefetch_tiles = prefetch_tiles >= 0 ? prefetch_tiles : prefetch_tiles_for(tiles, c.op, c.dtype, facts.sm_count);
   prepare_offsets_kernel<<<grid_for(std::max(c.num_segments, tiles) + 1), kPrepThreads, 0, stream>>>(
       c.offsets, c.num_segments, c.n, tiles, tuning::seg_tile_items(element), p.header,
       p.starts, p.stops);
@@ -242,6 +249,26 @@ void segmented_arg_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64
   seg::with_stream_workspace(stream, seg::offsets_workspace_bytes(n, num_segments, dtype),
                              [&](Workspace ws) { seg::enqueue_offsets(c, ws, facts, stream, d_status); });
 }
+
+namespace detail {
+
+void segmented_reduce_with_prefetch(ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
+                                    const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out,
+                                    Workspace ws, cudaStream_t stream, int prefetch_tiles) {
+  if (prefetch_tiles < 0) throw Error(Errc::invalid_argument, "segmented_reduce_with_prefetch: prefetch_tiles is negative");
+  const auto c = seg::offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false,
+                                   nullptr);
+  const DeviceFacts facts = seg::check_call(c, nullptr);
+  seg::check_workspace(c.api, ws, seg::offsets_workspace_bytes(n, num_segments, dtype), facts.device);
+  seg::enqueue_offsets(c, ws, facts, stream, nullptr, prefetch_tiles);
+}
+
+int segmented_reduce_prefetch_tiles(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype) {
+  erased::check_enums(op, dtype);
+  return seg::prefetch_tiles_for(seg::tiles_for(n, num_segments, dtype), op, dtype, current_device_facts().sm_count);
+}
+
+}  // namespace detail
 
 void validate_offsets(const std::int64_t* d_offsets, std::int64_t num_segments, std::int64_t n, cudaStream_t stream) {
   const char* api = "validate_offsets";

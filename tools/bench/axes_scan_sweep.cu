@@ -9,6 +9,9 @@
 // CustomTileSpec<float, Plus>) with the TileArgs the library prepares for the case and only the
 // geometry changed, so a row differs from the library's choice by its geometry alone. Each
 // variant's output is checked once against a double reference on sampled outputs.
+// The segmented sums' section: the library's call beside the same call with its L2 prefetch
+// distance forced (detail::segmented_reduce_with_prefetch: none, 1/2 .. 8x the library's), each
+// variant's output compared bit for bit with the library's (the distance changes no result).
 // Prints per case every distinct geometry, ranked, with the library's choice marked; one CSV row
 // per (case, variant).
 #include <cuda_runtime_api.h>
@@ -22,8 +25,10 @@
 
 #include "axes_common.hpp"
 #include "foldkit/cuda/dispatch/tensor_scan_launch.cuh"
+#include "foldkit/cuda/dispatch/segmented_runtime.hpp"
 #include "foldkit/cuda/dispatch/tensor_scan_runtime.hpp"
 #include "foldkit/cuda/scan.hpp"
+#include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/tensor_scan.hpp"
 #include "foldkit/cuda/tensor_scan_custom.cuh"
 #include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"
@@ -67,7 +72,8 @@ class AxesScanSweep {
   int run();
 
  private:
-  bool run_case(const axes::Case& c);  // false: a variant's check failed
+  bool run_case(const axes::Case& c);            // false: a variant's check failed
+  bool run_segmented_case(const axes::Case& c);  // the same
   void ensure_workspace(std::size_t bytes);
 
   const Options& opt_;
@@ -221,6 +227,74 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
   return ok;
 }
 
+bool AxesScanSweep::run_segmented_case(const axes::Case& c) {
+  cudaStream_t s = sess_.stream();
+  const std::vector<std::int64_t> offsets = axes::segment_offsets(c.segments);
+  const std::int64_t n = offsets.back(), S = static_cast<std::int64_t>(offsets.size()) - 1;
+  const std::size_t out_bytes = static_cast<std::size_t>(S) * sizeof(float);
+  sess_.pool().prepare(DType::f32, n, input_seed(DType::f32, n), s);
+  outs_.prepare(std::max<std::size_t>(out_bytes, std::size_t{1} << 20));
+  std::int64_t* d_off = nullptr;
+  FKB_CHECK(cudaMalloc(&d_off, offsets.size() * sizeof(std::int64_t)));
+  FKB_CHECK(cudaMemcpy(d_off, offsets.data(), offsets.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  ensure_workspace(foldkit::cuda::segmented_reduce_workspace_bytes(n, S, foldkit::ReduceOp::sum, DType::f32));
+  const int lib_pf = foldkit::cuda::detail::segmented_reduce_prefetch_tiles(n, S, foldkit::ReduceOp::sum, DType::f32);
+  std::vector<int> distances{lib_pf};
+  for (int d : lib_pf > 0 ? std::vector<int>{0, lib_pf / 2, 2 * lib_pf, 4 * lib_pf, 8 * lib_pf} : std::vector<int>{16, 64, 256})
+    if (d != lib_pf) distances.push_back(d);
+  auto forced = [&](int d, const void* in, void* out) {
+    foldkit::cuda::detail::segmented_reduce_with_prefetch(foldkit::ReduceOp::sum, DType::f32, in, n, d_off, S, out, ws_, s,
+                                                          d);
+  };
+  auto library = [&](const void* in, void* out) {
+    foldkit::cuda::segmented_reduce(foldkit::ReduceOp::sum, DType::f32, in, n, d_off, S, out, s);
+  };
+  // Checks, once, on input copy 0: every forced distance's bits against the library's.
+  std::vector<unsigned char> want(out_bytes), got(out_bytes);
+  FKB_CHECK(cudaMemsetAsync(outs_.check(0), 0xFF, out_bytes, s));
+  library(sess_.pool().copy(0), outs_.check(0));
+  FKB_CHECK(cudaStreamSynchronize(s));
+  FKB_CHECK(cudaMemcpy(want.data(), outs_.check(0), out_bytes, cudaMemcpyDeviceToHost));
+  std::vector<std::string> checks;
+  bool ok = true;
+  for (int d : distances) {
+    FKB_CHECK(cudaMemsetAsync(outs_.check(1), 0xFF, out_bytes, s));
+    forced(d, sess_.pool().copy(0), outs_.check(1));
+    FKB_CHECK(cudaStreamSynchronize(s));
+    FKB_CHECK(cudaMemcpy(got.data(), outs_.check(1), out_bytes, cudaMemcpyDeviceToHost));
+    checks.push_back(got == want ? "ok (the library's bits)" : "MISMATCH against the library's bits");
+    ok = ok && got == want;
+  }
+  // Timing: the read ceiling's calls, the library's call, then every forced distance.
+  std::vector<Call> calls = sess_.ceiling_calls(static_cast<std::size_t>(n) * sizeof(float));
+  const std::size_t ceiling_count = calls.size();
+  calls.push_back([&](const void* in) { library(in, outs_.next()); });
+  for (int d : distances) calls.push_back([&, d](const void* in) { forced(d, in, outs_.next()); });
+  sess_.label_samples(c.name() + " sweep");
+  const std::vector<Timing> t = sess_.time_all(calls);
+  const CeilingResult ceil = sess_.ceiling_from(std::vector<Timing>(t.begin(), t.begin() + ceiling_count));
+  const Timing& lib = t[ceiling_count];
+  std::printf("\n== %s: read ceiling %.2f us; foldkit::cuda::segmented_reduce %.2f us = %.1f %% ==\n", c.name().c_str(),
+              ceil.median_us, lib.median_us, 100.0 * ceil.median_us / lib.median_us);
+  std::printf("  %-40s %10s %10s %7s %9s  %s\n", "L2 prefetch (tiles ahead)", "median us", "batch us", "%read", "vs lib",
+              "check");
+  for (std::size_t k = 0; k < distances.size(); ++k) {
+    const Timing& v = t[ceiling_count + 1 + k];
+    char what[64];
+    std::snprintf(what, sizeof what, "%d%s", distances[k], distances[k] == lib_pf ? " (the library's)" : "");
+    std::printf("  %-40s %10.2f %10.2f %7.1f %9.3f  %s\n", what, v.median_us, v.batch_us,
+                100.0 * ceil.median_us / v.median_us, v.median_us / lib.median_us, checks[k].c_str());
+    csv_.write({c.name(), "-", "-", "-", "-", "-", std::to_string(distances[k]), distances[k] == lib_pf ? "yes" : "no",
+                std::to_string(v.median_us), std::to_string(v.batch_us), std::to_string(ceil.median_us),
+                std::to_string(lib.median_us), std::to_string(100.0 * ceil.median_us / v.median_us), checks[k]},
+               sess_.pool().memory_text() + "; " + outs_.memory_text());
+  }
+  std::fflush(stdout);
+  FKB_CHECK(cudaStreamSynchronize(s));
+  cudaFree(d_off);
+  return ok;
+}
+
 int AxesScanSweep::run() {
   const Header h = sess_.make_header(
       "foldkit-bench axes --sweep: the column-scan tile kernel's geometries (depth x widest chained tile) on the cumsum "
@@ -234,8 +308,9 @@ int AxesScanSweep::run() {
     return 1;
   bool ok = true;
   for (const axes::Case& c : axes::gpu_cases()) {
-    if (c.kind != axes::Kind::scan || c.axes.size() != 1 || c.axes[0] != 0 || c.shape.size() != 2) continue;
     if (!axes::selected(c, opt_.only)) continue;
+    if (c.kind == axes::Kind::segmented) ok = run_segmented_case(c) && ok;
+    if (c.kind != axes::Kind::scan || c.axes.size() != 1 || c.axes[0] != 0 || c.shape.size() != 2) continue;
     ok = run_case(c) && ok;
   }
   if (!ok) std::printf("\n!!!!!!!! a variant's check failed (see the check column) !!!!!!!!\n");
