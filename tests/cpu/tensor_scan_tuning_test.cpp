@@ -89,5 +89,16 @@ TEST(TensorScanTuning, PrefetchOnlyInLongCallsOfWholeChunks) {
   EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 100, 132, true), 0);
 }
 
+// The first wave's lag: only in chained calls of more than one wave, a fraction of that wave.
+TEST(TensorScanTuning, FirstWaveLagOnlyInChainedCallsPastOneWave) {
+  const std::int64_t wave = tuning::tensor_scan_first_wave(tuning::kTensorScanDeepChunks, false, 132);
+  EXPECT_EQ(wave, 132 * tuning::tensor_scan_min_blocks(tuning::kTensorScanDeepChunks, false));
+  EXPECT_EQ(tuning::tensor_scan_first_wave_lag(4096, wave, true, 3), wave * 3 / 8);
+  EXPECT_EQ(tuning::tensor_scan_first_wave_lag(4096, wave, false, 3), 0);
+  EXPECT_EQ(tuning::tensor_scan_first_wave_lag(wave, wave, true, 3), 0);
+  EXPECT_EQ(tuning::tensor_scan_first_wave_lag(4096, wave, true, 0), 0);
+  EXPECT_LT(tuning::tensor_scan_first_wave_lag(4096, wave, true, 7), wave);
+}
+
 }  // namespace
 }  // namespace foldkit::test

@@ -3,7 +3,8 @@
 // cases: every tile depth (shallow and deep chunks a thread) x widest chained tile (1 ...
 // kTensorScanChainTCLimit thread columns), and the library's geometry at other L2 prefetch
 // distances (none, 1/2, 2, 4 and 8 times the library's; 16 and 64 tiles where the library
-// prefetches nothing), beside the library's own call and the copy ceiling,
+// prefetches nothing) and first-wave lags (2, 3, 4 eighths of a wave), beside the library's own
+// call and the copy ceiling,
 // all interleaved call by call over the rotated inputs (GpuSession::time_all). The variants run
 // the library's kernel template through the user-functor policy (an f32 addition:
 // CustomTileSpec<float, Plus>) with the TileArgs the library prepares for the case and only the
@@ -56,12 +57,12 @@ struct Variant {
   std::string check;
 };
 
-std::string geometry_text(const tuning::TensorScanGeometry& g, int prefetch) {
+std::string geometry_text(const tuning::TensorScanGeometry& g, int prefetch, unsigned lag) {
   char buf[192];
-  std::snprintf(buf, sizeof buf, "%s %d chunks, TC %d, vec %d, tile %lld x %lld, %lld x %lld tiles, pf %d",
+  std::snprintf(buf, sizeof buf, "%s %d chunks, TC %d, vec %d, tile %lld x %lld, %lld x %lld tiles, pf %d, lag %u",
                 g.in_chunks >= tuning::kTensorScanDeepChunks ? "deep" : "shallow", g.in_chunks, 1 << g.tc_shift, g.vec,
                 static_cast<long long>(g.rows_per_tile), static_cast<long long>(g.cols_per_tile),
-                static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles), prefetch);
+                static_cast<long long>(g.row_tiles), static_cast<long long>(g.col_tiles), prefetch, lag);
   return buf;
 }
 
@@ -146,6 +147,16 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
         v.args.prefetch_tiles = d;
         vs.push_back(v);
       }
+      // ... and first-wave lags of 2, 3 and 4 eighths of a wave (tuning::kTensorScanFirstWaveLagEighths).
+      for (int eighths : {2, 3, 4}) {
+        const auto lag = static_cast<unsigned>(
+            tuning::tensor_scan_first_wave_lag(lib.num_tiles, base.args.first_wave, true, eighths));
+        if (lag == 0 || lag == base.args.first_wave_lag) continue;
+        Variant v = base;
+        v.library = false;
+        v.args.first_wave_lag = lag;
+        vs.push_back(v);
+      }
     }
   }
 
@@ -203,10 +214,10 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
     const double y = std::isnan(b->t.median_us) ? 1e300 : b->t.median_us;
     return x < y;
   });
-  std::printf("  %-4s %-66s %10s %10s %7s %9s  %s\n", "rank", "geometry", "median us", "batch us", "%copy", "vs lib", "check");
+  std::printf("  %-4s %-74s %10s %10s %7s %9s  %s\n", "rank", "geometry", "median us", "batch us", "%copy", "vs lib", "check");
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     const Variant& v = *ranked[k];
-    std::printf("  %-4zu %-66s %10.2f %10.2f %7.1f %9.3f  %s%s\n", k + 1, geometry_text(v.g, v.args.prefetch_tiles).c_str(), v.t.median_us,
+    std::printf("  %-4zu %-74s %10.2f %10.2f %7.1f %9.3f  %s%s\n", k + 1, geometry_text(v.g, v.args.prefetch_tiles, v.args.first_wave_lag).c_str(), v.t.median_us,
                 v.t.batch_us, 100.0 * ceil.median_us / v.t.median_us, v.t.median_us / library.median_us,
                 v.check.c_str(), v.library ? "  <- the library's geometry" : "");
   }
@@ -219,7 +230,7 @@ bool AxesScanSweep::run_case(const axes::Case& c) {
   for (const Variant& v : vs)
     csv_.write({c.name(), std::to_string(v.g.in_chunks), std::to_string(1 << v.g.tc_shift), std::to_string(v.g.vec),
                 std::to_string(v.g.row_tiles), std::to_string(v.g.col_tiles), std::to_string(v.args.prefetch_tiles),
-                v.library ? "yes" : "no",
+                std::to_string(v.args.first_wave_lag), v.library ? "yes" : "no",
                 num(v.t.median_us), num(v.t.batch_us), num(ceil.median_us), num(library.median_us),
                 num(100.0 * ceil.median_us / v.t.median_us), v.check},
                memory);
@@ -284,7 +295,7 @@ bool AxesScanSweep::run_segmented_case(const axes::Case& c) {
     std::snprintf(what, sizeof what, "%d%s", distances[k], distances[k] == lib_pf ? " (the library's)" : "");
     std::printf("  %-40s %10.2f %10.2f %7.1f %9.3f  %s\n", what, v.median_us, v.batch_us,
                 100.0 * ceil.median_us / v.median_us, v.median_us / lib.median_us, checks[k].c_str());
-    csv_.write({c.name(), "-", "-", "-", "-", "-", std::to_string(distances[k]), distances[k] == lib_pf ? "yes" : "no",
+    csv_.write({c.name(), "-", "-", "-", "-", "-", std::to_string(distances[k]), "-", distances[k] == lib_pf ? "yes" : "no",
                 std::to_string(v.median_us), std::to_string(v.batch_us), std::to_string(ceil.median_us),
                 std::to_string(lib.median_us), std::to_string(100.0 * ceil.median_us / v.median_us), checks[k]},
                sess_.pool().memory_text() + "; " + outs_.memory_text());
@@ -303,7 +314,7 @@ int AxesScanSweep::run() {
   print_header(h);
   if (!opt_.csv_path.empty() &&
       !csv_.open(opt_.csv_path, h, "gpu",
-                 {"case", "in_chunks", "tc", "vec", "row_tiles", "col_tiles", "prefetch_tiles", "library_geometry", "median_us",
+                 {"case", "in_chunks", "tc", "vec", "row_tiles", "col_tiles", "prefetch_tiles", "first_wave_lag", "library_geometry", "median_us",
                   "batch_mean_us", "ceiling_median_us", "library_median_us", "pct_of_copy_median", "check"}))
     return 1;
   bool ok = true;

@@ -30,12 +30,15 @@ struct TileArgs {
   bool out_vec = false;         // whole chunks of the output may be stored as vectors
   bool exclusive = false;
   int prefetch_tiles = 0;       // L2-prefetch the tile this many tickets ahead (0: none)
+  unsigned first_wave = 0;      // chained calls: the tiles of the first wave of resident blocks
+  unsigned first_wave_lag = 0;  // ... of which tile t >= lag waits for tile t - lag to land (0: none)
   unsigned long long init_bits = 0;  // exclusive: the init as the accumulator type, its bytes
   ScanHeader* header = nullptr;      // workspace (chained tiles only; null when row_tiles == 1)
 };
 
 // Sets a's tile fields from geometry g for `outer` matrices (tiles <= 2^31 - 1, checked by the
-// caller): the tile shape and count, the depth, and the L2 prefetch (a.in_vec set before).
+// caller): the tile shape and count, the depth, the L2 prefetch (a.in_vec set before) and the
+// first wave's lag.
 inline void set_tile_geometry(TileArgs& a, const tuning::TensorScanGeometry& g, std::int64_t outer, bool wide_accum,
                               int sm_count) {
   const std::int64_t tiles = outer * g.row_tiles * g.col_tiles;
@@ -46,6 +49,10 @@ inline void set_tile_geometry(TileArgs& a, const tuning::TensorScanGeometry& g, 
   a.vec = g.vec;
   a.in_chunks = g.in_chunks;
   a.prefetch_tiles = tuning::tensor_scan_prefetch_tiles(g, wide_accum, tiles, sm_count, a.in_vec);
+  const std::int64_t wave = tuning::tensor_scan_first_wave(g.in_chunks, wide_accum, sm_count);
+  a.first_wave = static_cast<unsigned>(wave);
+  a.first_wave_lag = static_cast<unsigned>(
+      tuning::tensor_scan_first_wave_lag(tiles, wave, g.row_tiles > 1, tuning::kTensorScanFirstWaveLagEighths));
 }
 
 }  // namespace foldkit::cuda::tensor_scan

@@ -229,6 +229,26 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
   const T* const gin = static_cast<const T*>(a.in) + org.in;
   O* const gout = static_cast<O*>(a.out) + org.out;
   const int rows_valid = org.rows, cols_valid = org.cols;
+  // Tile states (chained tiles): two status words, then each column's aggregate and inclusive
+  // prefix, as flagged words.
+  const std::size_t tile_words = 2 + 2 * static_cast<std::size_t>(width) * Spec::kWords;
+  unsigned long long* const states =
+      chained ? reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(a.header) + kScanHeaderBytes) : nullptr;
+
+  // The first wave's lag (tuning::kTensorScanFirstWaveLagEighths): tile t waits until tile
+  // t - lag has landed (published its aggregates or, a chain's first tile, its inclusive
+  // prefix). Only tiles that publish are waited for (a chain's last tile does not), and they drew
+  // earlier tickets, so the wait ends.
+  if (a.first_wave_lag > 0 && t >= a.first_wave_lag && t < a.first_wave) {
+    const unsigned w = t - a.first_wave_lag;
+    const std::int64_t w_row_tile = (static_cast<std::int64_t>(w) / a.col_tiles) % a.row_tiles;
+    if (tid == 0 && w_row_tile + 1 < a.row_tiles) {
+      const unsigned long long* st = states + static_cast<std::size_t>(w) * tile_words;
+      while (static_cast<unsigned>(load_word(st) >> 32) != flag && static_cast<unsigned>(load_word(st + 1) >> 32) != flag) {
+      }
+    }
+    __syncthreads();
+  }
 
   if (a.prefetch_tiles > 0 && t + static_cast<unsigned>(a.prefetch_tiles) < a.num_tiles && tid < 64) {
     // The input of the tile drawn prefetch_tiles tickets later, into L2 (a hint; only whole,
@@ -371,11 +391,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
   // inclusive prefix at once).
   const std::int64_t rt = org.row_tile;
   const bool has_successor = rt + 1 < a.row_tiles;
-  const std::size_t tile_words = 2 + 2 * static_cast<std::size_t>(width) * Spec::kWords;
-  unsigned long long* const mine =
-      chained ? reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(a.header) + kScanHeaderBytes) +
-                    static_cast<std::size_t>(t) * tile_words
-              : nullptr;
+  unsigned long long* const mine = chained ? states + static_cast<std::size_t>(t) * tile_words : nullptr;
   auto agg_of = [&](unsigned long long* st, int c) { return st + 2 + static_cast<std::size_t>(c) * Spec::kWords; };
   auto inc_of = [&](unsigned long long* st, int c) {
     return st + 2 + static_cast<std::size_t>(width + c) * Spec::kWords;

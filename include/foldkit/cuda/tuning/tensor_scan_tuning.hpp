@@ -148,6 +148,22 @@ constexpr int tensor_scan_prefetch_tiles(const TensorScanGeometry& g, bool wide_
                                                                : 0;
 }
 
+// The first wave's lag, in eighths of a wave of resident tiles (0: none): in a chained call of
+// more than one wave, first-wave tile t waits until tile t - lag has landed before it loads, so
+// that the first wave's tiles land in about ticket order instead of all at once (the core scan's
+// kFirstWaveLagEighths, tuning/scan_tuning.hpp: f32 2^26 95.0 -> 97.5 % there). The column scans'
+// trace shows the same pile-up (first wave: 14.5-15.6 us from start to landed, later waves
+// 6.4-7.0; tensor-scan-trace-h100-2026-11-27g.txt). Not yet measured here: off until
+// `foldkit-bench axes --sweep` (lags of 2, 3 and 4 eighths) says otherwise.
+inline constexpr int kTensorScanFirstWaveLagEighths = 0;
+// The first wave (tiles) and its lag (tiles; 0: none) of a call of `tiles` chained tiles.
+constexpr std::int64_t tensor_scan_first_wave(int in_chunks, bool wide_accum, int sm_count) {
+  return static_cast<std::int64_t>(sm_count) * tensor_scan_min_blocks(in_chunks, wide_accum);
+}
+constexpr std::int64_t tensor_scan_first_wave_lag(std::int64_t tiles, std::int64_t first_wave, bool chained, int eighths) {
+  return chained && tiles > first_wave ? first_wave * eighths / 8 : 0;
+}
+
 // Workspace bytes the look-back needs for `outer` repetitions of that matrix: the core scan's
 // 256-byte header (ticket and epoch), then per tile two status words and two flagged words per
 // 32-bit word of every column's accumulator (its aggregate and its inclusive prefix). 0 when the
