@@ -110,6 +110,22 @@ inline __m128 add_in_order(__m128 a, __m128 b) {
   return _mm_add_ps(a, b);
 #endif
 }
+
+// a (one partial per row) folded with elements [i, len) of four rows (row k at p + k * stride),
+// left to right: groups of four columns gathered by a 4x4 transpose, then the rest one by one.
+inline __m128 fold_four_rows(__m128 a, const float* p, std::int64_t stride, std::int64_t i, std::int64_t len) {
+  const float* p0 = p;
+  const float* p1 = p0 + stride;
+  const float* p2 = p1 + stride;
+  const float* p3 = p2 + stride;
+  for (; i + 4 <= len; i += 4) {
+    __m128 c0 = _mm_loadu_ps(p0 + i), c1 = _mm_loadu_ps(p1 + i), c2 = _mm_loadu_ps(p2 + i), c3 = _mm_loadu_ps(p3 + i);
+    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c_k = element i + k of the four rows
+    a = add_in_order(add_in_order(add_in_order(add_in_order(a, c0), c1), c2), c3);
+  }
+  for (; i < len; ++i) a = add_in_order(a, _mm_setr_ps(p0[i], p1[i], p2[i], p3[i]));
+  return a;
+}
 #endif
 
 // Short contiguous rows of float sums (and means), four rows at a time: a row shorter than two
@@ -124,21 +140,8 @@ struct ShortFloatRows {
   static void run(const float* first, std::int64_t stride, std::int64_t rows, std::int64_t len, float* acc) {
     std::int64_t r = 0;
 #if defined(__SSE2__)
-    for (; r + 4 <= rows; r += 4) {
-      const float* p0 = first + r * stride;
-      const float* p1 = p0 + stride;
-      const float* p2 = p1 + stride;
-      const float* p3 = p2 + stride;
-      __m128 a = _mm_set1_ps(-0.0f);
-      std::int64_t i = 0;
-      for (; i + 4 <= len; i += 4) {
-        __m128 c0 = _mm_loadu_ps(p0 + i), c1 = _mm_loadu_ps(p1 + i), c2 = _mm_loadu_ps(p2 + i), c3 = _mm_loadu_ps(p3 + i);
-        _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // c_k = element i + k of the four rows
-        a = add_in_order(add_in_order(add_in_order(add_in_order(a, c0), c1), c2), c3);
-      }
-      for (; i < len; ++i) a = add_in_order(a, _mm_setr_ps(p0[i], p1[i], p2[i], p3[i]));
-      _mm_storeu_ps(acc + r, a);
-    }
+    for (; r + 4 <= rows; r += 4)
+      _mm_storeu_ps(acc + r, fold_four_rows(_mm_set1_ps(-0.0f), first + r * stride, stride, 0, len));
 #endif
     for (; r < rows; ++r) {
       float a = -0.0f;
@@ -152,7 +155,7 @@ struct ShortFloatRows {
 // reduce_chunk_fold's bits: each row's 16 lanes as it keeps them (four SSE registers; lane l
 // folds elements l, l + 16, ... from the identity), then the four rows' lanes transposed (one
 // register holds lane l of the four rows) and folded lane 0, 1, ..., 15 in order, then the tail
-// elements in order, for the four rows side by side. Per row before: one reduce_chunk call, whose
+// elements in order (fold_four_rows, as ShortFloatRows), for the four rows side by side. Per row before: one reduce_chunk call, whose
 // serial fold of 16 lanes (15 dependent adds) cost more than the row's loads at 64 floats:
 // (2^20, 64) over dim 1 on the 2-core VM 73.2-76.8 -> 90.4-92.0 % of the all-core read ceiling
 // (three runs each, 2026-11-27); on the 16-core host it read 74.4-80 % before (not yet re-run).
@@ -189,12 +192,7 @@ struct MediumFloatRows {
         a = add_in_order(a, c2);
         a = add_in_order(a, c3);
       }
-      const float* p0 = first + r * stride;
-      const float* p1 = p0 + stride;
-      const float* p2 = p1 + stride;
-      const float* p3 = p2 + stride;
-      for (std::int64_t i = body; i < len; ++i) a = add_in_order(a, _mm_setr_ps(p0[i], p1[i], p2[i], p3[i]));
-      _mm_storeu_ps(acc + r, a);
+      _mm_storeu_ps(acc + r, fold_four_rows(a, first + r * stride, stride, body, len));
     }
 #endif
     for (; r < rows; ++r) acc[r] = detail::reduce_chunk_fold<ReduceOp::sum, float>(first + r * stride, len);
