@@ -198,6 +198,17 @@ foldkit::detail::SegmentedCall offsets_call(const char* api, ReduceOp op, DType 
                                two_outputs, d_values};
 }
 
+// The offsets form with an explicit workspace: every check, then the launch (prefetch_tiles as
+// enqueue_offsets).
+void offsets_with_workspace(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
+                            std::int64_t num_segments, void* d_out, Workspace ws, cudaStream_t stream,
+                            std::int32_t* d_status, int prefetch_tiles) {
+  const auto c = offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false, nullptr);
+  const detail::DeviceFacts facts = check_call(c, d_status);
+  check_workspace(c.api, ws, offsets_workspace_bytes(n, num_segments, dtype), facts.device);
+  enqueue_offsets(c, ws, facts, stream, d_status, prefetch_tiles);
+}
+
 }  // namespace
 }  // namespace seg
 
@@ -211,11 +222,7 @@ std::size_t segmented_reduce_workspace_bytes(std::int64_t n, std::int64_t num_se
 void segmented_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
                       std::int64_t num_segments, void* d_out, Workspace ws, cudaStream_t stream,
                       std::int32_t* d_status) {
-  const auto c = seg::offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false,
-                                   nullptr);
-  const detail::DeviceFacts facts = seg::check_call(c, d_status);
-  seg::check_workspace(c.api, ws, seg::offsets_workspace_bytes(n, num_segments, dtype), facts.device);
-  seg::enqueue_offsets(c, ws, facts, stream, d_status);
+  seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, d_status, -1);
 }
 
 void segmented_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
@@ -256,11 +263,7 @@ void segmented_reduce_with_prefetch(ReduceOp op, DType dtype, const void* d_in, 
                                     const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out,
                                     Workspace ws, cudaStream_t stream, int prefetch_tiles) {
   if (prefetch_tiles < 0) throw Error(Errc::invalid_argument, "segmented_reduce_with_prefetch: prefetch_tiles is negative");
-  const auto c = seg::offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false,
-                                   nullptr);
-  const DeviceFacts facts = seg::check_call(c, nullptr);
-  seg::check_workspace(c.api, ws, seg::offsets_workspace_bytes(n, num_segments, dtype), facts.device);
-  seg::enqueue_offsets(c, ws, facts, stream, nullptr, prefetch_tiles);
+  seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, nullptr, prefetch_tiles);
 }
 
 int segmented_reduce_prefetch_tiles(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype) {

@@ -137,13 +137,18 @@ constexpr TensorScanGeometry tensor_scan_geometry(std::size_t elem_bytes, std::s
   return deep.row_tiles <= 1 && deep.rows_per_tile <= shallow.rows_per_tile ? deep : shallow;
 }
 
+// A wave of resident tiles of depth in_chunks on `sm_count` SMs.
+constexpr std::int64_t tensor_scan_first_wave(int in_chunks, bool wide_accum, int sm_count) {
+  return static_cast<std::int64_t>(sm_count) * tensor_scan_min_blocks(in_chunks, wide_accum);
+}
+
 // The tiles ahead whose input a tile prefetches into L2 (0: none): in calls of `tiles` tiles of
 // the geometry's depth at least kTensorScanPrefetchMinWaves waves long on `sm_count` SMs, when
 // whole 16-byte chunks may be copied (in_vec).
 constexpr int tensor_scan_prefetch_tiles(const TensorScanGeometry& g, bool wide_accum, std::int64_t tiles, int sm_count,
                                          bool in_vec) {
   const std::int64_t tile_bytes = static_cast<std::int64_t>(kTensorScanThreads) * g.in_chunks * 16;
-  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * tensor_scan_min_blocks(g.in_chunks, wide_accum);
+  const std::int64_t wave = tensor_scan_first_wave(g.in_chunks, wide_accum, sm_count);
   return in_vec && tiles >= kTensorScanPrefetchMinWaves * wave ? static_cast<int>(kTensorScanPrefetchAheadBytes / tile_bytes)
                                                                : 0;
 }
@@ -156,10 +161,7 @@ constexpr int tensor_scan_prefetch_tiles(const TensorScanGeometry& g, bool wide_
 // 6.4-7.0; tensor-scan-trace-h100-2026-11-27g.txt). Not yet measured here: off until
 // `foldkit-bench axes --sweep` (lags of 2, 3 and 4 eighths) says otherwise.
 inline constexpr int kTensorScanFirstWaveLagEighths = 0;
-// The first wave (tiles) and its lag (tiles; 0: none) of a call of `tiles` chained tiles.
-constexpr std::int64_t tensor_scan_first_wave(int in_chunks, bool wide_accum, int sm_count) {
-  return static_cast<std::int64_t>(sm_count) * tensor_scan_min_blocks(in_chunks, wide_accum);
-}
+// The first wave's lag (tiles; 0: none) of a call of `tiles` chained tiles.
 constexpr std::int64_t tensor_scan_first_wave_lag(std::int64_t tiles, std::int64_t first_wave, bool chained, int eighths) {
   return chained && tiles > first_wave ? first_wave * eighths / 8 : 0;
 }
