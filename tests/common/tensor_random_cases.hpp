@@ -93,9 +93,10 @@ inline std::int64_t random_size(Rng& rng) {
   return pick_from(rng, kLargeSizes);
 }
 
-// Replaces the largest dimension by a smaller size until the product is <= cap.
+// Replaces the largest dimension by a smaller size until the extents' product (extent_of: zero
+// dims counted as 1) is <= cap.
 inline void shrink_to(std::vector<std::int64_t>& shape, std::int64_t cap, Rng& rng) {
-  while (numel_of(shape) > cap) {
+  while (extent_of(shape) > cap) {
     auto it = std::max_element(shape.begin(), shape.end());
     const std::int64_t cur = *it;
     std::int64_t next = pick_from(rng, kSmallSizes);

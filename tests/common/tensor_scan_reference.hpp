@@ -75,12 +75,7 @@ inline std::vector<std::int64_t> random_shape(Rng& rng, std::int64_t max_numel, 
   std::vector<std::int64_t> shape(static_cast<std::size_t>(rank));
   const std::int64_t top = rank <= 2 ? static_cast<std::int64_t>(std::size(kSizes)) - 1 : rank <= 4 ? 12 : 6;
   for (auto& s : shape) s = kSizes[rng.uniform(0, top)];
-  auto numel = [&] {
-    std::int64_t n = 1;
-    for (auto s : shape) n *= s;
-    return n;
-  };
-  while (numel() > max_numel) shape[static_cast<std::size_t>(rng.uniform(0, rank - 1))] = rng.uniform(0, 3);
+  while (extent_of(shape) > max_numel) shape[static_cast<std::size_t>(rng.uniform(0, rank - 1))] = rng.uniform(0, 3);
   return shape;
 }
 
