@@ -158,9 +158,13 @@ constexpr int tensor_scan_prefetch_tiles(const TensorScanGeometry& g, bool wide_
 // that the first wave's tiles land in about ticket order instead of all at once (the core scan's
 // kFirstWaveLagEighths, tuning/scan_tuning.hpp: f32 2^26 95.0 -> 97.5 % there). The column scans'
 // trace shows the same pile-up (first wave: 14.5-15.6 us from start to landed, later waves
-// 6.4-7.0; tensor-scan-trace-h100-2026-11-27g.txt). Not yet measured here: off until
-// `foldkit-bench axes --sweep` (lags of 2, 3 and 4 eighths) says otherwise.
-inline constexpr int kTensorScanFirstWaveLagEighths = 0;
+// 6.4-7.0; tensor-scan-trace-h100-2026-11-27g.txt). `foldkit-bench axes --sweep`, H100
+// 2026-11-27 (bench/results/h100-2026-11-27i-axes-sweep-lag*.txt), % of the copy ceiling, lag 0 / 2 / 3 / 4
+// eighths: (2^24, 4) 83.3 / 84.0 / 84.8 / 83.7; (2^20, 64) 77.3 / 79.0 / 80.5 / 80.6;
+// (2^18, 256) 81.1 / 81.7 / 81.5 / 82.4; (1e6, 8) 67.9 / 68.2 / 75.7 / 76.7; (1e6, 32)
+// 74.5 / 76.4 / 78.2 / 77.9. 3 and 4 are within noise of each other; 3 is the better on the
+// shape nearest its bar ((2^24, 4)).
+inline constexpr int kTensorScanFirstWaveLagEighths = 3;
 // The first wave's lag (tiles; 0: none) of a call of `tiles` chained tiles.
 constexpr std::int64_t tensor_scan_first_wave_lag(std::int64_t tiles, std::int64_t first_wave, bool chained, int eighths) {
   return chained && tiles > first_wave ? first_wave * eighths / 8 : 0;
