@@ -128,6 +128,64 @@ TEST_F(CudaTensorReduce, LongRowsAndManyOutputs) {
   }
 }
 
+// ---- the outer family split over blocks ----------------------------------------------------------
+
+// Reductions over outer dims with few columns split the reduced dim over many blocks, whose
+// partials the block that started last collects (flagged slots, start tickets). Exact int32 sums,
+// maxima and argmin on shapes whose plan is checked to split: one column tile of 1-64 columns
+// (vector and element columns), several batches, several column tiles; each call twice, so the
+// second finds the workspace its first left.
+TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const int dev = current_device();
+  struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; };
+  const std::vector<Case> cases = {{{32768, 32}, {0}}, {{65537, 4}, {0}}, {{3, 20001, 40}, {1}},
+                                   {{7001, 13}, {0}},  {{16384, 64}, {0}}, {{2, 1031, 2048}, {1}}};
+  for (const Case& c : cases) {
+    Layout l;
+    l.shape = c.shape;
+    l.strides.assign(c.shape.size(), 1);
+    for (int i = static_cast<int>(c.shape.size()) - 2; i >= 0; --i) l.strides[i] = l.strides[i + 1] * c.shape[i + 1];
+    const std::int64_t n = l.strides[0] * c.shape[0];
+    std::vector<std::int32_t> host(static_cast<std::size_t>(n));
+    const CounterRng r = rng.counter();
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::int32_t>(r.unit(i) * 2001) - 1000;
+    const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(std::int32_t));
+    const TensorView in = l.view(d_in.get(), DType::i32, Device::cuda(dev));
+    unsigned mask = 0;
+    for (int a : c.axes) mask |= 1u << a;
+    const std::vector<RefAcc> ref = reference(host.data(), l, mask);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmin}) {
+      const ReduceOutput shape = cuda::reduce_output_shape(op, in, c.axes, false);
+      const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(shape.dtype);
+      DeviceBuffer d_out(bytes);
+      const TensorView out = TensorView::contiguous(d_out.get(), shape.dtype, shape.shape, shape.rank, Device::cuda(dev));
+      const std::string plan = cuda::describe_reduce(op, in, c.axes, false, out);
+      ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
+      const std::size_t at = plan.find("splits=");
+      ASSERT_NE(at, std::string::npos) << plan;
+      ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
+      for (int call = 0; call < 2; ++call) {
+        FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, bytes));
+        cuda::reduce(op, in, c.axes, false, out);
+        std::vector<unsigned char> got(bytes);
+        download_bytes(got.data(), d_out, bytes);
+        for (std::int64_t o = 0; o < shape.numel(); ++o) {
+          const RefAcc& e = ref[static_cast<std::size_t>(o)];
+          if (op == ReduceOp::sum) {
+            ASSERT_EQ(load<std::int64_t>(got.data(), o), static_cast<std::int64_t>(e.isum)) << plan << ", output " << o;
+          } else if (op == ReduceOp::max) {
+            ASSERT_EQ(load<std::int32_t>(got.data(), o), static_cast<std::int32_t>(e.max.value)) << plan << ", output " << o;
+          } else {
+            ASSERT_EQ(load<std::int64_t>(got.data(), o), e.argmin) << plan << ", output " << o;
+          }
+        }
+      }
+    }
+  }
+}
+
 // ---- the same bits on every call ---------------------------------------------------------------
 
 TEST_F(CudaTensorReduce, SameBitsOnEveryCall) {

@@ -1,7 +1,11 @@
 // foldkit-tensor-probe: a quick look at foldkit::cuda::reduce along axes on the bar's shapes,
 // per-call median of 15 calls on inputs rotated over 1 GiB, beside a plain float4 read kernel.
 // For iterating on the kernels; the measured table is foldkit-bench axes.
+// `foldkit-tensor-probe ROWS COLS AXIS [...]`: only those f32 sums, each input at a fresh offset
+// of the 1 GiB pool (cold), with the host's time per call (planning + launch) beside the GPU's.
 #include <cuda_runtime_api.h>
+
+#include <chrono>
 
 #include <algorithm>
 #include <cstdlib>
@@ -48,7 +52,7 @@ float median_us(F call) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   using foldkit::DType;
   using foldkit::ReduceOp;
@@ -73,6 +77,40 @@ int main() {
     return median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(buf[i % copies]), elems / 4, sink); });
   };
   struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; };
+  if (argc >= 4) {
+    for (int a = 1; a + 2 < argc; a += 3) {
+      const std::int64_t rows = std::atoll(argv[a]), cols = std::atoll(argv[a + 1]);
+      const int axis = std::atoi(argv[a + 2]);
+      const std::int64_t elems = rows * cols;
+      const std::int64_t shape[2] = {rows, cols};
+      const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape, 2, dv);
+      const std::vector<int> axes{axis};
+      const foldkit::ReduceOutput o = foldkit::cuda::reduce_output_shape(ReduceOp::sum, in0, axes, false);
+      const TensorView ov = TensorView::contiguous(out, o.dtype, o.shape, o.rank, dv);
+      const std::int64_t slots = n / elems;  // distinct offsets per buffer
+      auto at = [&](int i) {
+        TensorView in = in0;
+        in.data = buf[i % copies] + ((i / copies) % slots) * elems;
+        return in;
+      };
+      const float gpu_us = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+      const float read = median_us([&](int i) {
+        read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink);
+      });
+      std::vector<double> host;
+      for (int i = 0; i < 200; ++i) {
+        cudaDeviceSynchronize();
+        const auto t0 = std::chrono::steady_clock::now();
+        foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov);
+        host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(host.begin(), host.end());
+      std::printf("sum f32 %lldx%lld axis %d: per call %.2f us, read kernel %.2f us (%.2fx), host per call %.2f us; %s\n",
+                  static_cast<long long>(rows), static_cast<long long>(cols), axis, gpu_us, read, gpu_us / read,
+                  host[host.size() / 2], foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str());
+    }
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+  }
   std::vector<Case> cases;
   for (int k : {2, 4, 6, 8, 10, 12, 14, 18, 22}) {
     const std::int64_t cols = std::int64_t{1} << k, rows = n / cols;
