@@ -227,10 +227,8 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
       c.grid = static_cast<unsigned>(base_blocks * l.chunks);
       if (l.chunks > 1) {
         l.partials_offset = static_cast<std::int64_t>(align16(static_cast<std::size_t>(base_blocks) * 4));
-        // One flagged slot per accumulator (flagged_slot.cuh: 8 bytes per 4-byte word).
-        const std::size_t slot_bytes = (abytes + 3) / 4 * 8;
         r.ws_bytes = static_cast<std::size_t>(l.partials_offset) +
-                     static_cast<std::size_t>(base_blocks * l.chunks * tx * (c.vec ? V : 1)) * slot_bytes;
+                     static_cast<std::size_t>(base_blocks * l.chunks * tx * (c.vec ? V : 1)) * abytes;
       }
       return r;
     }

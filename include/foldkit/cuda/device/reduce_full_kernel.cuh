@@ -49,6 +49,19 @@ __host__ __device__ inline ReduceSplit split_for_vectors(const T* in, std::int64
   return ReduceSplit{vectors, static_cast<int>(head), static_cast<int>(n - head - vectors * kLanes)};
 }
 
+// Takes this block's start ticket with atom.inc (old + 1, wrapping to 0 past 2^31 - 1, which a
+// ticket never reaches: it counts blocks and is reset by every launch). Not atomicAdd: ptxas
+// aggregates a warp's atomic adds (even one thread's, even from inline PTX, even an inc whose
+// limit is 0xffffffff) and broadcasts the result with a shuffle, and that shuffle waits for
+// the atomic's round trip through L2, contended by every block of the grid, before warp 0
+// issues any of its loads. With this inc nothing reads the ticket until the block's input is
+// reduced (checked in the SASS: ATOMG.E.INC, no SHFL before the first LDG).
+__device__ __forceinline__ unsigned take_ticket(unsigned* ticket) {
+  unsigned old;
+  asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], 0x7fffffff;" : "=r"(old) : "l"(ticket));
+  return old;
+}
+
 // The end of phase 1 for either path: thread t also folds in element t of the unaligned head
 // and element t of the tail (at most 15 of each), after its vectors.
 template <class Spec, class Index>

@@ -42,8 +42,7 @@ struct Launch {
   int tx_shift = 0;             // outer: TX = 1 << tx_shift threads across column vectors
   std::int64_t col_tiles = 1;   // outer: blocks across the columns
   std::int64_t batches = 1;     // outer: product of `kept`
-  // Split launches: counters (unsigned: arrivals for rows-block, start tickets for outer) at ws, partials at
-  // ws + partials_offset (outer: flagged slots, foldkit/cuda/device/flagged_slot.cuh).
+  // Split launches: arrival counters (unsigned) at ws, partials at ws + partials_offset.
   void* ws = nullptr;
   std::int64_t partials_offset = 0;
 };

@@ -34,7 +34,6 @@
 #include <type_traits>
 
 #include "foldkit/cuda/block/block_reduce.cuh"
-#include "foldkit/cuda/device/flagged_slot.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
 #include "foldkit/cuda/device/tensor_reduce_args.hpp"
 #include "foldkit/cuda/device/tensor_reduce_ops.cuh"
@@ -553,11 +552,6 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
   const std::int64_t r_begin = split * per_split;
   const std::int64_t r_end = r_begin + per_split < R ? r_begin + per_split : R;
   const T* base = in + boff.in + col0;
-  // Split launches: the group's start ticket (taken now, read after the loads; see the tail).
-  const std::int64_t group = batch * a.col_tiles + tile;
-  unsigned* counters = static_cast<unsigned*>(a.ws);
-  unsigned start_ticket = 0;
-  if (a.chunks > 1 && threadIdx.x == 0) start_ticket = take_ticket(counters + group);
 
   A acc[V];
   if (active) {
@@ -609,35 +603,22 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = spec.identity();
   }
-  // The reduction over ty, in a fixed tree: inside each warp by shuffles (lane l with l + o,
-  // lower on the left, o = 16 .. TX), then the warps' results in warp order through shared
-  // memory, folded by the ty = 0 threads. The shared-memory tree it replaced (5 barrier-separated
-  // levels at TY = 32) left (32768, 32) over dim 0 issuing one instruction per 16 cycles per warp
-  // with 2 warps per scheduler (ncu: 474 instructions per warp, 11.1 us for 4 MiB).
-  const int holders = TX < 32 ? TX : 32;  // lanes of a warp that hold a result after the shuffles
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  auto reduce_over_ty = [&]() {
+  // The fixed tree over ty: ty with ty + stride, lower on the left.
+  auto tree_reduce = [&]() {
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-      for (int o = 16; o >= TX; o >>= 1) acc[e] = f(acc[e], shfl_down_any(acc[e], static_cast<unsigned>(o)));
-    if (TX >= tuning::kTensorThreads) return;  // TY = 1: nothing to combine
-    __syncthreads();  // the tree may still be read (collector: its second use)
-    if (lane < holders) {
+    for (int e = 0; e < V; ++e) tree[threadIdx.x][e] = acc[e];
+    for (int stride = TY >> 1; stride > 0; stride >>= 1) {
+      __syncthreads();
+      if (ty < stride) {
 #pragma unroll
-      for (int e = 0; e < V; ++e) tree[threadIdx.x][e] = acc[e];
-    }
-    __syncthreads();
-    if (ty == 0) {
-      // Column tx's holders: threads tx + j * W for W = max(TX, 32) (warps' first lanes when
-      // TX < 32, whole rows of TX threads otherwise), j in order.
-      const int W = TX < 32 ? 32 : TX;
-      for (int j = 1; j * W < tuning::kTensorThreads; ++j) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) acc[e] = f(acc[e], tree[threadIdx.x + j * W][e]);
+        for (int e = 0; e < V; ++e) {
+          acc[e] = f(acc[e], tree[threadIdx.x + stride * TX][e]);
+          tree[threadIdx.x][e] = acc[e];
+        }
       }
     }
   };
-  reduce_over_ty();
+  tree_reduce();
   auto write_columns = [&]() {
     if (ty != 0 || !active) return;
 #pragma unroll
@@ -652,64 +633,34 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
     write_columns();
     return;
   }
-  // Split: the partial of (batch, tile, split) is TX * V accumulators, each published with its
-  // flags in one store per word (flagged_slot.cuh: no fence); the block that took the group's
-  // last start ticket collects every split's partial in split order. It waits only for blocks
-  // that started before it (resident or finished, waiting for nothing), so nothing deadlocks,
-  // and the fold order does not depend on which block collects: the same bits every call.
+  // Split: partial of (batch, tile, split) = TX * V accumulators; the last split folds them.
+  const std::int64_t group = batch * a.col_tiles + tile;
   const int width = TX * V;
-  FlaggedSlot<A>* slots = reinterpret_cast<FlaggedSlot<A>*>(static_cast<char*>(a.ws) + a.partials_offset) +
-                          group * a.chunks * width;
+  unsigned* counters = static_cast<unsigned*>(a.ws);
+  A* partials = reinterpret_cast<A*>(static_cast<char*>(a.ws) + a.partials_offset) + group * a.chunks * width;
   if (ty == 0) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) publish_to_slot(slots + split * width + tx * V + e, acc[e]);
+    for (int e = 0; e < V; ++e) partials[split * width + tx * V + e] = acc[e];
   }
-  if (threadIdx.x == 0) last_block = start_ticket == static_cast<unsigned>(a.chunks - 1);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicAdd(counters + group, 1u) == static_cast<unsigned>(a.chunks - 1);
   __syncthreads();
   if (!last_block) return;
+  __threadfence();
 #pragma unroll
   for (int e = 0; e < V; ++e) acc[e] = spec.identity();
-  // Splits ty, ty + TY, ...: kBatch of them polled at once (all their loads issued before any
-  // is examined), folded in split order. kBatch keeps 8 slot words in flight per thread: 16
-  // (f32 sums, 4 splits of a 4-column vector) spilled 16-52 bytes at the 80-register cap, and
-  // argmin/argmax (4 words per slot) 156-168 bytes at 128.
-  constexpr int kSlotWords = V * FlaggedSlot<A>::kWords;
-  constexpr int kBatch = kSlotWords >= 8 ? 1 : 8 / kSlotWords;
-  for (std::int64_t sp0 = ty; sp0 < a.chunks; sp0 += kBatch * TY) {
-    A p[kBatch][V];
-    unsigned pending = 0;
+#pragma unroll 4
+  for (std::int64_t sp = ty; sp < a.chunks; sp += TY) {  // unrolled: several partials in flight
 #pragma unroll
-    for (int k = 0; k < kBatch; ++k)
-      if (sp0 + k * TY < a.chunks) pending |= 1u << k;
-    while (pending != 0) {
-      const unsigned round = pending;
-      SlotWords<A> w[kBatch][V];
-#pragma unroll
-      for (int k = 0; k < kBatch; ++k)
-        if ((round >> k) & 1u) {
-#pragma unroll
-          for (int e = 0; e < V; ++e) load_slot(slots + (sp0 + k * TY) * width + tx * V + e, w[k][e]);
-        }
-#pragma unroll
-      for (int k = 0; k < kBatch; ++k)
-        if ((round >> k) & 1u) {
-          bool all = true;
-#pragma unroll
-          for (int e = 0; e < V; ++e) all &= unpack_slot(w[k][e], p[k][e]);
-          if (all) pending &= ~(1u << k);
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k)
-      if (sp0 + k * TY < a.chunks) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          acc[e] = f(acc[e], p[k][e]);
-          clear_slot(slots + (sp0 + k * TY) * width + tx * V + e);
-        }
-      }
+    for (int e = 0; e < V; ++e) acc[e] = f(acc[e], load_partial(partials + sp * width + tx * V + e));
   }
-  reduce_over_ty();
+  __syncthreads();  // the tree is reused
+  tree_reduce();
+  for (std::int64_t sp = ty; sp < a.chunks; sp += TY) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) zero_partial(partials + sp * width + tx * V + e);
+  }
   if (threadIdx.x == 0) counters[group] = 0u;
   write_columns();
 }
