@@ -225,6 +225,25 @@ struct BuiltinFold {
     if (len <= MediumFloatRows::kMaxLen) return MediumFloatRows::run(first, stride, rows, len, acc);
     for (std::int64_t r = 0; r < rows; ++r) acc[r] = contiguous_chunk(first + r * stride, len, 0);
   }
+  // Float sums of short rows, contiguous (foldkit/detail/tensor_reduce_cpu.hpp, write_rows): as
+  // write(), whole 64-byte lines by non-temporal stores when `stream` (kRowsStreamingOutMinBytes).
+  // A sum over n > 0 positions finalizes to its accumulator, which contiguous_rows folded from
+  // the identity (never a signalling NaN, so combine(identity, acc) is acc too): the lines are
+  // streamed straight from acc. (Through a line of finalized values instead, the 2-core VM took
+  // 9 % longer than with plain stores; means keep write().)
+  template <ReduceOp O = Op, std::enable_if_t<O == ReduceOp::sum && std::is_same_v<T, float>, int> = 0>
+  void write_rows(char* out, std::int64_t at, const A* acc, std::int64_t count, std::int64_t row_len, bool stream) const {
+    float* dst = reinterpret_cast<float*>(out) + at;
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    if (stream) {
+      for (; i < count && reinterpret_cast<std::uintptr_t>(dst + i) % 64 != 0; ++i) dst[i] = acc[i];
+      for (; i + 16 <= count; i += 16)
+        for (int q = 0; q < 4; ++q) _mm_stream_ps(dst + i + 4 * q, _mm_loadu_ps(acc + i + 4 * q));
+    }
+#endif
+    for (; i < count; ++i) dst[i] = Tr::finalize(combine(identity(), acc[i]), row_len);
+  }
   template <ReduceOp O = Op, std::enable_if_t<kVectorSum<O, T>, int> = 0>
   void outer_run(A* acc, const T* first, std::int64_t stride, std::int64_t n, std::int64_t width, std::int64_t) const {
     static_assert(std::is_same_v<A, T>);

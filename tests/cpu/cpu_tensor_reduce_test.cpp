@@ -23,6 +23,7 @@
 #include "foldkit/detail/reduce_plan.hpp"
 #include "foldkit/reduce.hpp"
 #include "foldkit/tensor_reduce.hpp"
+#include "foldkit/tuning/cpu_tensor_reduce_tuning.hpp"
 #include "support/random_arrays.hpp"
 #include "support/reference.hpp"
 #include "support/result_checks.hpp"
@@ -130,6 +131,39 @@ TEST(CpuTensorReduce, ShortAndMediumFloatRowsAreBitwiseTheFullArrayReduction) {
           EXPECT_TRUE(bits_equal(out[static_cast<std::size_t>(i)], want)) << op_name(op) << " row " << i << " len " << len;
         }
       }
+    }
+  }
+}
+
+// Outputs of 64 MiB and more are written with streaming stores in whole 64-byte lines
+// (kRowsStreamingOutMinBytes), the rest of each batch with plain ones: 2^24 + 5 rows of 2 into
+// a contiguous output and into one a float off a line boundary, every value checked, and the
+// floats around the output untouched.
+TEST(CpuTensorReduce, LargeOutputsOfShortRowsWithStreamingStores) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const std::int64_t rows = (std::int64_t{1} << 24) + 5;
+  ASSERT_GE(rows * 4, cpu::detail::kRowsStreamingOutMinBytes);
+  std::vector<float> data(static_cast<std::size_t>(rows * 2));
+  const CounterRng r = rng.counter();
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(r.in_range<std::int64_t>(i, -1000, 1000));
+  std::vector<float> out(static_cast<std::size_t>(rows + 32));
+  for (std::int64_t skew : {0, 1}) {
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
+      std::fill(out.begin(), out.end(), 12345.0f);
+      // 64-byte aligned base (std::vector's is 16): skew floats past a line boundary.
+      const auto base = reinterpret_cast<std::uintptr_t>(out.data());
+      const std::int64_t lead = static_cast<std::int64_t>((64 - base % 64) % 64 / 4) + skew;
+      float* o = out.data() + lead;
+      cpu::reduce(op, TensorView::contiguous(data.data(), DType::f32, {rows, 2}), {1}, false,
+                  TensorView::contiguous(o, DType::f32, {rows}));
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const float sum = data[static_cast<std::size_t>(2 * i)] + data[static_cast<std::size_t>(2 * i + 1)];
+        const float want = op == ReduceOp::sum ? sum : sum / 2.0f;
+        ASSERT_EQ(o[i], want) << op_name(op) << ", skew " << skew << ", row " << i;
+      }
+      for (std::int64_t i = 0; i < lead; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], 12345.0f) << "before, " << i;
+      for (std::size_t i = static_cast<std::size_t>(lead + rows); i < out.size(); ++i) ASSERT_EQ(out[i], 12345.0f) << "after, " << i;
     }
   }
 }

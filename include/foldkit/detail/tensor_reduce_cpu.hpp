@@ -49,6 +49,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>  // _mm_sfence
+#endif
+
 #include "foldkit/detail/reduce_plan.hpp"
 #include "foldkit/reduce.hpp"  // parallel_for_chunks, kReduceChunk
 #include "foldkit/tuning/cpu_tensor_reduce_tuning.hpp"
@@ -136,6 +140,16 @@ struct has_contiguous_rows<F, std::void_t<decltype(std::declval<const F&>().cont
                                   static_cast<const typename F::value_type*>(nullptr), std::int64_t{}, std::int64_t{},
                                   std::int64_t{}, static_cast<typename F::accum_type*>(nullptr)))>> : std::true_type {};
 
+//   void write_rows(char* out, std::int64_t at, const accum_type* acc, std::int64_t count,
+//                   std::int64_t row_len, bool stream): write() of acc[i] at output element at + i
+//       for i < count (a contiguous output, no values output), with non-temporal stores for its
+//       whole 64-byte lines when `stream` (the executor fences them).
+template <class F, class = void> struct has_write_rows : std::false_type {};
+template <class F>
+struct has_write_rows<F, std::void_t<decltype(std::declval<const F&>().write_rows(
+                             static_cast<char*>(nullptr), std::int64_t{}, static_cast<const typename F::accum_type*>(nullptr),
+                             std::int64_t{}, std::int64_t{}, bool{}))>> : std::true_type {};
+
 template <class F, class = void> struct has_outer_run : std::false_type {};
 template <class F>
 struct has_outer_run<F, std::void_t<decltype(std::declval<const F&>().outer_run(
@@ -170,6 +184,7 @@ struct TensorJob {
   std::int64_t chunks_per_row = 1;  // >= 1
   bool contiguous = false;          // every row is one run of stride 1 (or a single element)
   std::int64_t rows_per_unit = 1;   // chunks_per_row == 1: whole rows per work unit
+  bool stream_rows = false;         // short_rows: write_rows with streaming stores
   std::vector<A> partial;           // chunks_per_row > 1: one per (row, chunk)
   std::unique_ptr<A[]> piece_partial;  // outer, pieces > 1: per (line, piece, column), not zeroed
 
@@ -367,11 +382,20 @@ struct TensorJob {
       const RowOffsets at = row_offsets(*plan, o);
       const std::int64_t run = std::min({last - o, k.size - o % k.size, kRowsBatch});
       f.contiguous_rows(in + at.in, k.in_stride, run, n, acc);
+      o += run;
+      if constexpr (has_write_rows<Fold>::value) {
+        if (k.out_stride == 1 && o2 == nullptr) {
+          f.write_rows(o1, at.out, acc, run, n, stream_rows);
+          continue;
+        }
+      }
       for (std::int64_t i = 0; i < run; ++i)
         f.write(o1, o2, {at.in + i * k.in_stride, at.out + i * k.out_stride, at.out2 + i * k.out2_stride},
                 f.combine(f.identity(), acc[i]), n);
-      o += run;
     }
+#if defined(__SSE2__)
+    if (stream_rows) _mm_sfence();  // streaming stores are weakly ordered: done before the unit ends
+#endif
   }
 
   // Unit u: rows [u * rows_per_unit, ...) when a row is one chunk, else the u-th (row, chunk).
@@ -441,6 +465,7 @@ void execute_tensor_reduce(const foldkit::detail::ReducePlan& p, const void* in,
   if (job.chunks_per_row == 1) {
     // About one chunk's worth of elements per unit, whole rows only.
     job.rows_per_unit = std::max<std::int64_t>(1, kReduceChunk / p.reduce_numel);
+    job.stream_rows = out2 == nullptr && p.out_numel * static_cast<std::int64_t>(sizeof(typename Job::A)) >= kRowsStreamingOutMinBytes;
     Job::for_units((p.out_numel + job.rows_per_unit - 1) / job.rows_per_unit, bytes, &Job::run_unit, &job);
     return;
   }

@@ -12,6 +12,13 @@ namespace foldkit::cpu::detail {
 // Below this much input, handing units to the pool costs what it saves (as reduce_cpu.cpp).
 inline constexpr std::int64_t kTensorMinParallelBytes = std::int64_t{1} << 20;
 
+// Short contiguous rows whose outputs total at least this many bytes write them with streaming
+// (non-temporal) stores, whole 64-byte lines (the scans' kStreamingStoreMinBytes, src/cpu/
+// scan_chunk.hpp): a plain store first reads its line (read for ownership), so (2^24, 4) over
+// dim 1 moved 384 MiB for the 320 it reads and writes: 78.7 % of the read ceiling on the 16-core
+// host (2026-11-27), 84.8 % on another host that day.
+inline constexpr std::int64_t kRowsStreamingOutMinBytes = std::int64_t{64} << 20;
+
 // ---- outer reductions (the innermost kept dimension has input stride 1) --------------------------
 // A unit whose column block holds more than kOuterTileMinBytes of accumulators passes its rows
 // in tiles of kOuterTileRows (a strip of accumulators stays in registers while a tile passes);
