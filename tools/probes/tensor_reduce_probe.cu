@@ -3,6 +3,9 @@
 // For iterating on the kernels; the measured table is foldkit-bench axes.
 // `foldkit-tensor-probe ROWS COLS AXIS [...]`: only those f32 sums, each input at a fresh offset
 // of the 1 GiB pool (cold), with the host's time per call (planning + launch) beside the GPU's.
+// `foldkit-tensor-probe --outer-sweep ROWS COLS`: the outer kernel's launch shapes (threads across
+// the columns, splits of the reduced dim) for the f32 sum over dim 0, through the user-functor
+// path with the library's launch otherwise (results compared with the library's, exact inputs).
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "foldkit/cuda/tensor_reduce.hpp"
+#include "foldkit/cuda/tensor_reduce_custom.cuh"
 
 namespace {
 
@@ -50,6 +54,10 @@ float median_us(F call) {
   return t[t.size() / 2];
 }
 
+struct Plus {
+  __host__ __device__ float operator()(float a, float b) const { return a + b; }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +85,69 @@ int main(int argc, char** argv) {
     return median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(buf[i % copies]), elems / 4, sink); });
   };
   struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; };
+  if (argc == 4 && std::string(argv[1]) == "--outer-sweep") {
+    const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), elems = rows * cols;
+    // Small integers: every order of the sum gives the same bits.
+    std::vector<float> h(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(static_cast<int>((i * 2654435761u) >> 24) % 7 - 3);
+    for (auto& p : buf) cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice);
+    const std::int64_t shape[2] = {rows, cols};
+    const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape, 2, dv);
+    const std::vector<int> axes{0};
+    const std::int64_t oshape[1] = {cols};
+    const TensorView ov = TensorView::contiguous(out, DType::f32, oshape, 1, dv);
+    const std::int64_t slots = n / elems;
+    auto at = [&](int i) {
+      TensorView in = in0;
+      in.data = buf[i % copies] + ((i / copies) % slots) * elems;
+      return in;
+    };
+    const float read = median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink); });
+    const float lib = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+    std::vector<float> want(static_cast<std::size_t>(cols)), got(want.size());
+    foldkit::cuda::reduce(ReduceOp::sum, at(0), axes, false, ov);
+    cudaMemcpy(want.data(), out, cols * 4, cudaMemcpyDeviceToHost);
+    std::printf("outer sweep, f32 sum over dim 0 of %lld x %lld: read kernel %.2f us, library %.2f us (%.2fx); %s\n",
+                static_cast<long long>(rows), static_cast<long long>(cols), read, lib, lib / read,
+                foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str());
+    using Policy = foldkit::cuda::tensor::CustomTensorOp<float, Plus>;
+    const Plus plus;
+    void* ws = nullptr;
+    cudaMalloc(&ws, 64 << 20);
+    cudaMemset(ws, 0, 64 << 20);
+    const std::int64_t cvec = cols / 4;
+    for (int tx_shift = 0; (1 << tx_shift) <= 256; ++tx_shift) {
+      const std::int64_t tx = 1 << tx_shift, ty = 256 / tx;
+      if (tx > 2 * cvec) break;
+      for (std::int64_t chunks : {16, 32, 64, 128, 256, 512, 1024}) {
+        if (chunks * ty > rows) continue;
+        foldkit::cuda::detail::TensorReduceSetup st = foldkit::cuda::detail::prepare_tensor_reduce_custom(DType::f32, in0, axes, false, ov);
+        foldkit::cuda::tensor::Choice c = st.choice;
+        if (c.family != foldkit::cuda::tensor::Family::outer) { std::printf("not outer\n"); return 1; }
+        c.launch.tx_shift = tx_shift;
+        c.launch.col_tiles = (cvec + tx - 1) / tx;
+        c.launch.chunks = chunks;
+        const std::int64_t base = c.launch.batches * c.launch.col_tiles;
+        c.launch.partials_offset = (base * 4 + 15) / 16 * 16;
+        c.grid = static_cast<unsigned>(base * chunks);
+        auto launch = [&](int i) {
+          foldkit::cuda::tensor::Launch l = c.launch;
+          l.in = at(i).data;
+          l.out = out;
+          l.ws = ws;
+          const typename Policy::Args args{l, typename Policy::Spec{plus, 0.0f}};
+          foldkit::cuda::tensor::launch_tensor_reduce<Policy>(c, args, nullptr);
+        };
+        const float us = median_us(launch);
+        launch(0);
+        cudaMemcpy(got.data(), out, cols * 4, cudaMemcpyDeviceToHost);
+        std::printf("  threads/cols %3lld  splits %5lld  grid %6u  %8.2f us  %.2fx read  %s\n", static_cast<long long>(tx),
+                    static_cast<long long>(chunks), c.grid, us, us / read, got == want ? "ok" : "MISMATCH");
+      }
+    }
+    cudaFree(ws);
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+  }
   if (argc >= 4) {
     for (int a = 1; a + 2 < argc; a += 3) {
       const std::int64_t rows = std::atoll(argv[a]), cols = std::atoll(argv[a + 1]);
