@@ -48,6 +48,8 @@
 #include <random>
 #include <vector>
 
+#include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
+
 namespace foldkit::cuda::seg::emu {
 
 struct Dim {
@@ -55,10 +57,10 @@ struct Dim {
 };
 inline Dim thread_idx, block_idx, grid_dim, block_dim;
 
-constexpr int kMaxThreads = 256;
+constexpr int kMaxThreads = tuning::kSegThreads;
 constexpr int kMaxResident = 4;
 constexpr std::size_t kStackBytes = 64 << 10;
-constexpr std::size_t kSharedBytes = 64 << 10;
+constexpr std::size_t kSharedBytes = 96 << 10;  // a tile of kSegThreads = 512 takes ~70 KiB
 
 struct BlockSlot {
   bool active = false;
