@@ -4,6 +4,7 @@
 // blocks, work units), with the op's reduce_traits as the fold. A row that is one contiguous run
 // uses the full-array reduction's own chunk kernel (reduce_chunk.hpp), so its value is bit for
 // bit cpu::reduce<Op, T> over the run.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #if defined(__SSE2__)
@@ -13,6 +14,7 @@
 #include <type_traits>
 
 #include "common/erased_dispatch.hpp"
+#include "cpu/output_lines.hpp"
 #include "cpu/reduce_chunk.hpp"
 #include "foldkit/detail/reduce_plan.hpp"
 #include "foldkit/detail/tensor_reduce_cpu.hpp"
@@ -21,6 +23,10 @@
 #include "foldkit/tensor_reduce_custom.hpp"
 
 namespace foldkit::cpu {
+
+// The public executor decides when short rows stream (it cannot see src/cpu); the same rule as the scans'.
+static_assert(detail::kRowsStreamingOutMinBytes == detail::kStreamingStoreMinBytes);
+
 namespace {
 
 using foldkit::detail::ReducePlan;
@@ -226,7 +232,7 @@ struct BuiltinFold {
     for (std::int64_t r = 0; r < rows; ++r) acc[r] = contiguous_chunk(first + r * stride, len, 0);
   }
   // Float sums of short rows, contiguous (foldkit/detail/tensor_reduce_cpu.hpp, write_rows): as
-  // write(), whole 64-byte lines by non-temporal stores when `stream` (kRowsStreamingOutMinBytes).
+  // write(), whole 64-byte lines by the scans' streaming stores when `stream` (output_lines.hpp).
   // A sum over n > 0 positions finalizes to its accumulator, which contiguous_rows folded from
   // the identity (never a signalling NaN, so combine(identity, acc) is acc too): the lines are
   // streamed straight from acc. (Through a line of finalized values instead, the 2-core VM took
@@ -235,13 +241,11 @@ struct BuiltinFold {
   void write_rows(char* out, std::int64_t at, const A* acc, std::int64_t count, std::int64_t row_len, bool stream) const {
     float* dst = reinterpret_cast<float*>(out) + at;
     std::int64_t i = 0;
-#if defined(__SSE2__)
     if (stream) {
-      for (; i < count && reinterpret_cast<std::uintptr_t>(dst + i) % 64 != 0; ++i) dst[i] = acc[i];
-      for (; i + 16 <= count; i += 16)
-        for (int q = 0; q < 4; ++q) _mm_stream_ps(dst + i + 4 * q, _mm_loadu_ps(acc + i + 4 * q));
+      constexpr std::int64_t kLine = detail::kLineBytes / sizeof(float);
+      for (const std::int64_t head = std::min(count, detail::elements_to_line(dst)); i < head; ++i) dst[i] = acc[i];
+      for (; i + kLine <= count; i += kLine) detail::store_line(dst + i, acc + i, true);
     }
-#endif
     for (; i < count; ++i) dst[i] = Tr::finalize(combine(identity(), acc[i]), row_len);
   }
   template <ReduceOp O = Op, std::enable_if_t<kVectorSum<O, T>, int> = 0>

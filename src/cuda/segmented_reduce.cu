@@ -148,13 +148,12 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
       p.starts, p.stops);
   detail::check_cuda(cudaGetLastError(), "segmented_reduce validation kernel launch");
   visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
-    launch_main<decltype(op_tag)::value, decltype(tag), true>(p, static_cast<unsigned>(tiles), stream, facts.device);
+    launch_main<decltype(op_tag)::value, decltype(tag), true>(p, static_cast<unsigned>(tiles), stream);
   });
   detail::check_cuda(cudaGetLastError(), "segmented_reduce kernel launch");
 }
 
-void enqueue_begin_end(const foldkit::detail::SegmentedCall& c, Workspace ws, cudaStream_t stream, std::int32_t* d_status,
-                       int device) {
+void enqueue_begin_end(const foldkit::detail::SegmentedCall& c, Workspace ws, cudaStream_t stream, std::int32_t* d_status) {
   if (c.num_segments == 0) {
     if (d_status != nullptr)
       detail::check_cuda(cudaMemsetAsync(d_status, 0, sizeof(std::int32_t), stream), "cudaMemsetAsync (status)");
@@ -175,7 +174,7 @@ void enqueue_begin_end(const foldkit::detail::SegmentedCall& c, Workspace ws, cu
       voff + 1, c.num_segments, voff + 1,
       Workspace{static_cast<unsigned char*>(ws.ptr) + l.scan, l.bytes - l.scan}, stream);
   visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
-    launch_main<decltype(op_tag)::value, decltype(tag), false>(p, static_cast<unsigned>(tiles), stream, device);
+    launch_main<decltype(op_tag)::value, decltype(tag), false>(p, static_cast<unsigned>(tiles), stream);
   });
   detail::check_cuda(cudaGetLastError(), "segmented_reduce kernel launch");
   // The workspace is left zeroed (segmented_reduce_launch.cuh): voff is the kernel's input, and
@@ -241,10 +240,10 @@ void segmented_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n
                       std::int32_t* d_status) {
   const foldkit::detail::SegmentedCall c{"segmented_reduce", op, dtype, d_in, n, false, nullptr, d_begin, d_end,
                                 num_segments, d_out, false, nullptr};
-  const detail::DeviceFacts facts = seg::check_call(c, d_status);
-  if (num_segments == 0) return seg::enqueue_begin_end(c, Workspace{}, stream, d_status, facts.device);
+  seg::check_call(c, d_status);
+  if (num_segments == 0) return seg::enqueue_begin_end(c, Workspace{}, stream, d_status);
   seg::with_stream_workspace(stream, seg::begin_end_layout(n, num_segments, dtype).bytes,
-                             [&](Workspace ws) { seg::enqueue_begin_end(c, ws, stream, d_status, facts.device); });
+                             [&](Workspace ws) { seg::enqueue_begin_end(c, ws, stream, d_status); });
 }
 
 void segmented_arg_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,

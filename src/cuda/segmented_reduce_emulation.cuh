@@ -60,7 +60,7 @@ inline Dim thread_idx, block_idx, grid_dim, block_dim;
 constexpr int kMaxThreads = tuning::kSegThreads;
 constexpr int kMaxResident = 4;
 constexpr std::size_t kStackBytes = 64 << 10;
-constexpr std::size_t kSharedBytes = 96 << 10;  // a tile of kSegThreads = 512 takes ~70 KiB
+constexpr std::size_t kSharedBytes = 64 << 10;  // above the 48 KiB the kernel's static __shared__ state may have
 
 struct BlockSlot {
   bool active = false;

@@ -59,7 +59,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -67,7 +66,6 @@
 
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/scan_tile_io.cuh"
-#include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
 #include "foldkit/cuda/warp/warp_shuffle.cuh"
 #include "foldkit/ops.hpp"
@@ -744,49 +742,33 @@ __global__ void __launch_bounds__(tuning::kSegThreads, (SegKernel<Op, T, kByOffs
 #if defined(FOLDKIT_SEG_EMULATION)
   typename K::Shared& sm = emu::block_shared<typename K::Shared>();
 #else
-  // Dynamic: a tile's state may pass the 48 KiB a static __shared__ variable can have (tiles of
-  // 512 threads x 32 elements: ~70 KiB).
-  extern __shared__ __align__(128) unsigned char seg_shared[];
-  typename K::Shared& sm = *reinterpret_cast<typename K::Shared*>(seg_shared);
+  __shared__ typename K::Shared sm;
 #endif
   K{p, sm, static_cast<int>(threadIdx.x)}.run();
 }
 
 #if defined(__CUDACC__)
 template <ReduceOp Op, class T, bool kByOffsets>
-void launch_main(const Params& p, unsigned grid, cudaStream_t stream, int device) {
-  constexpr int kSharedBytes = static_cast<int>(sizeof(typename SegKernel<Op, T, kByOffsets>::Shared));
-  if constexpr (kSharedBytes > 48 * 1024) {
-    // Above 48 KiB of dynamic shared memory needs an opt-in, once per (instantiation, device).
-    static std::atomic<int> asked[detail::kMemoDevices] = {};
-    detail::per_device_memo(asked, device, [] {
-      detail::check_cuda(cudaFuncSetAttribute(segmented_reduce_kernel<Op, T, kByOffsets>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
-                         "cudaFuncSetAttribute (segmented reduce shared memory)");
-      return 1;
-    });
-  } else {
-    (void)device;
-  }
-  segmented_reduce_kernel<Op, T, kByOffsets><<<grid, tuning::kSegThreads, kSharedBytes, stream>>>(p);
+void launch_main(const Params& p, unsigned grid, cudaStream_t stream) {
+  segmented_reduce_kernel<Op, T, kByOffsets><<<grid, tuning::kSegThreads, 0, stream>>>(p);
 }
 #endif
 
 // Every op of dtype T, both forms.
 #define FOLDKIT_SEG_INSTANTIATE(T)                                                       \
-  template void launch_main<ReduceOp::sum, T, true>(const Params&, unsigned, cudaStream_t, int);    \
-  template void launch_main<ReduceOp::prod, T, true>(const Params&, unsigned, cudaStream_t, int);   \
-  template void launch_main<ReduceOp::min, T, true>(const Params&, unsigned, cudaStream_t, int);    \
-  template void launch_main<ReduceOp::max, T, true>(const Params&, unsigned, cudaStream_t, int);    \
-  template void launch_main<ReduceOp::mean, T, true>(const Params&, unsigned, cudaStream_t, int);   \
-  template void launch_main<ReduceOp::argmin, T, true>(const Params&, unsigned, cudaStream_t, int); \
-  template void launch_main<ReduceOp::argmax, T, true>(const Params&, unsigned, cudaStream_t, int); \
-  template void launch_main<ReduceOp::sum, T, false>(const Params&, unsigned, cudaStream_t, int);   \
-  template void launch_main<ReduceOp::prod, T, false>(const Params&, unsigned, cudaStream_t, int);  \
-  template void launch_main<ReduceOp::min, T, false>(const Params&, unsigned, cudaStream_t, int);   \
-  template void launch_main<ReduceOp::max, T, false>(const Params&, unsigned, cudaStream_t, int);   \
-  template void launch_main<ReduceOp::mean, T, false>(const Params&, unsigned, cudaStream_t, int);  \
-  template void launch_main<ReduceOp::argmin, T, false>(const Params&, unsigned, cudaStream_t, int); \
-  template void launch_main<ReduceOp::argmax, T, false>(const Params&, unsigned, cudaStream_t, int);
+  template void launch_main<ReduceOp::sum, T, true>(const Params&, unsigned, cudaStream_t);    \
+  template void launch_main<ReduceOp::prod, T, true>(const Params&, unsigned, cudaStream_t);   \
+  template void launch_main<ReduceOp::min, T, true>(const Params&, unsigned, cudaStream_t);    \
+  template void launch_main<ReduceOp::max, T, true>(const Params&, unsigned, cudaStream_t);    \
+  template void launch_main<ReduceOp::mean, T, true>(const Params&, unsigned, cudaStream_t);   \
+  template void launch_main<ReduceOp::argmin, T, true>(const Params&, unsigned, cudaStream_t); \
+  template void launch_main<ReduceOp::argmax, T, true>(const Params&, unsigned, cudaStream_t); \
+  template void launch_main<ReduceOp::sum, T, false>(const Params&, unsigned, cudaStream_t);   \
+  template void launch_main<ReduceOp::prod, T, false>(const Params&, unsigned, cudaStream_t);  \
+  template void launch_main<ReduceOp::min, T, false>(const Params&, unsigned, cudaStream_t);   \
+  template void launch_main<ReduceOp::max, T, false>(const Params&, unsigned, cudaStream_t);   \
+  template void launch_main<ReduceOp::mean, T, false>(const Params&, unsigned, cudaStream_t);  \
+  template void launch_main<ReduceOp::argmin, T, false>(const Params&, unsigned, cudaStream_t); \
+  template void launch_main<ReduceOp::argmax, T, false>(const Params&, unsigned, cudaStream_t);
 
 }  // namespace foldkit::cuda::seg

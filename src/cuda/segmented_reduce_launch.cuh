@@ -74,8 +74,8 @@ struct Params {
   int prefetch_tiles;    // offsets form: L2 prefetch distance in tiles, 0 = none
 };
 
-// The main kernel on `grid` blocks (segmented_reduce_kernel.cuh) of the current device, `device`.
+// The main kernel on `grid` blocks (segmented_reduce_kernel.cuh).
 template <ReduceOp Op, class T, bool kByOffsets>
-void launch_main(const Params& p, unsigned grid, cudaStream_t stream, int device);
+void launch_main(const Params& p, unsigned grid, cudaStream_t stream);
 
 }  // namespace foldkit::cuda::seg

@@ -13,10 +13,10 @@ namespace foldkit::cpu::detail {
 inline constexpr std::int64_t kTensorMinParallelBytes = std::int64_t{1} << 20;
 
 // Short contiguous rows whose outputs total at least this many bytes write them with streaming
-// (non-temporal) stores, whole 64-byte lines (the scans' kStreamingStoreMinBytes, src/cpu/
-// scan_chunk.hpp): a plain store first reads its line (read for ownership), so (2^24, 4) over
-// dim 1 moved 384 MiB for the 320 it reads and writes: 78.7 % of the read ceiling on the 16-core
-// host (2026-11-27), 84.8 % on another host that day.
+// (non-temporal) stores, whole 64-byte lines: the scans' kStreamingStoreMinBytes (src/cpu/
+// output_lines.hpp; tensor_reduce_cpu.cpp asserts they are equal). A plain store first reads its
+// line (read for ownership), so (2^24, 4) over dim 1 moved 384 MiB for the 320 it reads and
+// writes: 78.7 % of the read ceiling on the 16-core host (2026-11-27), 84.8 % on another host.
 inline constexpr std::int64_t kRowsStreamingOutMinBytes = std::int64_t{64} << 20;
 
 // ---- outer reductions (the innermost kept dimension has input stride 1) --------------------------
