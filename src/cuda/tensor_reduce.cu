@@ -198,6 +198,24 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
     // fewer when the reduced dim must be split: the last block of a column tile folds the
     // splits' partials with TY = 256 / TX threads per column, so splits / TY is that fold's
     // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
+    // Rows of 1-8 whole vectors back to back, one batch: the flat read (outer-flat).
+    const std::int64_t in_bytes = p.reduce_numel * l.cols * static_cast<std::int64_t>(what.element_bytes);
+    if (!is_arg && c.vec && l.kept.rank == 0 && l.red.rank == 1 && l.red.in[0] == l.cols && cvec <= tn::kOuterFlatMaxVectorsPerRow &&
+        (cvec & (cvec - 1)) == 0 && p.reduce_numel >= 1 && in_bytes <= tn::kOuterFlatMaxBytes) {
+      c.family = Family::outer_flat;
+      c.block = tn::kOuterFlatThreads;
+      l.tx_shift = ceil_log2(cvec);
+      const std::int64_t per_block = std::int64_t{tn::kOuterFlatThreads} * tn::outer_flat_loads_in_flight(what.element_bytes);
+      c.grid = static_cast<unsigned>(
+          std::clamp<std::int64_t>(ceil_div(p.reduce_numel * cvec, per_block), 1, sms * tn::kOuterFlatBlocksPerSm));
+      if (c.grid > 1) {
+        l.partials_offset = 16;  // the start ticket, then one flagged slot per block and column
+        const std::size_t slot_bytes = (abytes + 3) / 4 * 8;
+        r.ws_bytes = static_cast<std::size_t>(l.partials_offset) + static_cast<std::size_t>(c.grid) *
+                                                                       static_cast<std::size_t>(l.cols) * slot_bytes;
+      }
+      return r;
+    }
     std::int64_t chunks = 1, base_blocks = 0;
     // The minimum resident blocks outer_kernel's __launch_bounds__ guarantee.
     const std::int64_t outer_resident = sms * tn::outer_min_blocks(is_arg);
@@ -259,6 +277,7 @@ const char* family_name(Family f) {
     case Family::rows_group: return "rows-group";
     case Family::rows_block: return "rows-block";
     case Family::outer: return "outer";
+    case Family::outer_flat: return "outer-flat";
     case Family::generic: return "generic";
   }
   return "?";
@@ -268,7 +287,7 @@ std::string describe_choice(const Chosen& ch) {
   const Choice& c = ch.choice;
   const tensor::Launch& l = c.launch;
   std::string s = std::string("kernel=") + family_name(c.family) + (c.vec ? " vec16" : "") +
-                  " grid=" + std::to_string(c.grid) + "x" + std::to_string(tn::kTensorThreads);
+                  " grid=" + std::to_string(c.grid) + "x" + std::to_string(c.block);
   switch (c.family) {
     case Family::rows_packed: s += " run=" + std::to_string(l.run); break;
     case Family::rows_dense:
@@ -279,6 +298,10 @@ std::string describe_choice(const Chosen& ch) {
     case Family::outer:
       s += " cols=" + std::to_string(l.cols) + " threads/cols=" + std::to_string(1 << l.tx_shift) +
            " splits=" + std::to_string(l.chunks);
+      break;
+    case Family::outer_flat:
+      s += " cols=" + std::to_string(l.cols) + " vectors/row=" + std::to_string(1 << l.tx_shift) +
+           " blocks=" + std::to_string(c.grid);
       break;
     case Family::generic: break;
   }

@@ -163,7 +163,9 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
       const TensorView out = TensorView::contiguous(d_out.get(), shape.dtype, shape.shape, shape.rank, Device::cuda(dev));
       const std::string plan = cuda::describe_reduce(op, in, c.axes, false, out);
       ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
-      const std::size_t at = plan.find("splits=");
+      // outer-flat (sum and max of rows of whole vectors): its blocks' partials, collected the same way.
+      const bool flat = plan.find("kernel=outer-flat") != std::string::npos;
+      const std::size_t at = plan.find(flat ? "blocks=" : "splits=");
       ASSERT_NE(at, std::string::npos) << plan;
       ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
       for (int call = 0; call < 2; ++call) {
@@ -184,6 +186,71 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
       }
     }
   }
+}
+
+// ---- outer-flat: outer reductions of rows of whole vectors lying back to back -------------------
+
+// Every dtype x non-arg op over dim 0 of contiguous matrices whose rows are 1, 2 and 8 16-byte
+// vectors (the plan is checked to take outer-flat), one-block and many-block grids, against the
+// reference; each call twice (the second finds the workspace the first left), the output
+// poisoned before each call and compared bit for bit between the calls.
+template <ReduceOp Op, class T>
+void outer_flat_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
+  Layout in;
+  in.shape = {rows, cols};
+  in.strides = {cols, 1};
+  in.storage = rows * cols;
+  std::vector<T> storage(static_cast<std::size_t>(in.storage));
+  const CounterRng values = rng.counter();
+  for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = random_value<T>(Op, values, i, false);
+  const std::vector<int> axes{0};
+  const Device dev = Device::cuda(current_device());
+  const DeviceBuffer d_in = upload_bytes(storage.data(), storage.size() * sizeof(T));
+  const TensorView view = in.view(d_in.get(), dtype_v<T>, dev);
+  const ReduceOutput shape = cuda::reduce_output_shape(Op, view, axes, false);
+  Layout ol;
+  ol.shape = {cols};
+  ol.strides = {1};
+  ol.storage = cols;
+  OutBuffer out(ol, dtype_size(shape.dtype));
+  const DeviceBuffer d_out = upload_bytes(out.bytes.data(), out.bytes.size());
+  const std::string plan = cuda::describe_reduce(Op, view, axes, false, out.view(shape.dtype, d_out.get(), dev));
+  SCOPED_TRACE(std::string(op_name(Op)) + " " + dtype_name(dtype_v<T>) + " " + std::to_string(rows) + " x " +
+               std::to_string(cols) + ": " + plan);
+  ASSERT_NE(plan.find("kernel=outer-flat"), std::string::npos);
+  const std::vector<RefAcc> ref = reference(storage.data(), in, 1u);
+  std::vector<unsigned char> first;
+  for (int call = 0; call < 2; ++call) {
+    std::fill(out.bytes.begin(), out.bytes.end(), static_cast<unsigned char>(0xFF));
+    FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, out.bytes.size()));
+    cuda::reduce(Op, view, axes, false, out.view(shape.dtype, d_out.get(), dev));
+    download_bytes(out.bytes.data(), d_out, out.bytes.size());
+    ASSERT_TRUE(out.untouched_outside(cols));
+    for (std::int64_t o = 0; o < cols; ++o)
+      ASSERT_TRUE((check_element<Op, T>(ref[static_cast<std::size_t>(o)], out, nullptr, o, storage, in, {}))) << "column " << o;
+    if (call == 0) first = out.bytes;
+    else ASSERT_TRUE(first == out.bytes) << "the second call gave other bits";
+  }
+}
+
+TEST_F(CudaTensorReduce, OuterFlatMatchesTheReference) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  for (DType dt : kAllDTypes)
+    visit_dtype(dt, [&](auto tag) {
+      using T = decltype(tag);
+      constexpr std::int64_t V = 16 / sizeof(T);
+      for_each_reduce_op([&](auto op) {
+        constexpr ReduceOp Op = decltype(op)::value;
+        if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) {
+          // Products stay within range over at most ~3000 factors of 1 +- 2/128.
+          const std::vector<std::int64_t> rows = Op == ReduceOp::prod ? std::vector<std::int64_t>{3, 2999}
+                                                                      : std::vector<std::int64_t>{3, 4099, 40001};
+          for (std::int64_t r : rows)
+            for (std::int64_t vpr : {1, 2, 8}) outer_flat_case<Op, T>(rng, r, V * vpr);
+        }
+      });
+    });
 }
 
 // ---- the same bits on every call ---------------------------------------------------------------

@@ -3,8 +3,11 @@
 // For iterating on the kernels; the measured table is foldkit-bench axes.
 // `foldkit-tensor-probe ROWS COLS AXIS [...]`: only those f32 sums, each input at a fresh offset
 // of the 1 GiB pool (cold), with the host's time per call (planning + launch) beside the GPU's.
-// `foldkit-tensor-probe --outer-sweep ROWS COLS`: the outer kernel's launch shapes (threads across
-// the columns, splits of the reduced dim) for the f32 sum over dim 0, through the user-functor
+// `foldkit-tensor-probe --param-size N`: a read kernel of N f32 with a kernel parameter of ~24,
+// ~660 and ~2070 bytes.
+// `foldkit-tensor-probe --outer-sweep ROWS COLS`: for the f32 sum over dim 0, the outer-flat
+// kernel's launch shapes (threads, loads in flight) where the library takes it, then the outer
+// kernel's (threads across the columns, splits of the reduced dim), through the user-functor
 // path with the library's launch otherwise (results compared with the library's, exact inputs).
 #include <cuda_runtime_api.h>
 
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "foldkit/cuda/reduce.hpp"
 #include "foldkit/cuda/tensor_reduce.hpp"
 #include "foldkit/cuda/tensor_reduce_custom.cuh"
 
@@ -28,6 +32,25 @@ __global__ void read_kernel(const float4* p, std::size_t n4, float* sink) {
     acc += v.x + v.y + v.z + v.w;
   }
   if (acc == 1234.5f) *sink = acc;
+}
+
+// The read kernel with its arguments behind `kPad` bytes of padding in one __grid_constant__
+// struct: does a kernel parameter the size of tensor::Launch (~660 bytes) cost per call?
+template <int kPad>
+struct PaddedReadArgs {
+  unsigned char pad[kPad];
+  const float4* p;
+  std::size_t n4;
+  float* sink;
+};
+template <int kPad>
+__global__ void padded_read_kernel(const __grid_constant__ PaddedReadArgs<kPad> a) {
+  float acc = 0.f;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < a.n4; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float4 v = __ldcs(a.p + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 1234.5f) *a.sink = acc;
 }
 
 template <class F>
@@ -85,6 +108,25 @@ int main(int argc, char** argv) {
     return median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(buf[i % copies]), elems / 4, sink); });
   };
   struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; };
+  if (argc == 3 && std::string(argv[1]) == "--param-size") {
+    const std::int64_t elems = std::atoll(argv[2]);
+    auto run = [&](auto args, const char* what) {
+      const float us = median_us([&](int i) {
+        auto a = args;
+        a.p = reinterpret_cast<const float4*>(buf[i % copies]);
+        a.n4 = static_cast<std::size_t>(elems / 4);
+        a.sink = sink;
+        padded_read_kernel<<<sms * 8, 256>>>(a);
+      });
+      std::printf("read kernel, %s: %.2f us\n", what, us);
+    };
+    for (int round = 0; round < 2; ++round) {
+      run(PaddedReadArgs<8>{}, "8-byte pad");
+      run(PaddedReadArgs<640>{}, "640-byte pad");
+      run(PaddedReadArgs<2048>{}, "2048-byte pad");
+    }
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+  }
   if (argc == 4 && std::string(argv[1]) == "--outer-sweep") {
     const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), elems = rows * cols;
     // Small integers: every order of the sum gives the same bits.
@@ -104,6 +146,9 @@ int main(int argc, char** argv) {
     };
     const float read = median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink); });
     const float lib = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+    // The full-array reduction of the same bytes (one value): what the core reaches per call there.
+    const float full = median_us([&](int i) { foldkit::cuda::sum(static_cast<const float*>(at(i).data), elems, out); });
+    std::printf("full-array sum of the same bytes: %.2f us (%.2fx read)\n", full, full / read);
     std::vector<float> want(static_cast<std::size_t>(cols)), got(want.size());
     foldkit::cuda::reduce(ReduceOp::sum, at(0), axes, false, ov);
     cudaMemcpy(want.data(), out, cols * 4, cudaMemcpyDeviceToHost);
@@ -116,31 +161,61 @@ int main(int argc, char** argv) {
     cudaMalloc(&ws, 64 << 20);
     cudaMemset(ws, 0, 64 << 20);
     const std::int64_t cvec = cols / 4;
+    namespace tz = foldkit::cuda::tensor;
+    const foldkit::cuda::detail::TensorReduceSetup st = foldkit::cuda::detail::prepare_tensor_reduce_custom(DType::f32, in0, axes, false, ov);
+    auto time_choice = [&](const tz::Choice& c, auto launcher) {
+      auto launch = [&](int i) {
+        tz::Launch l = c.launch;
+        l.in = at(i).data;
+        l.out = out;
+        l.ws = ws;
+        const typename Policy::Args args{l, typename Policy::Spec{plus, 0.0f}};
+        launcher(c, args);
+      };
+      const float us = median_us(launch);
+      launch(0);
+      cudaMemcpy(got.data(), out, cols * 4, cudaMemcpyDeviceToHost);
+      return us;
+    };
+    // outer-flat's launch shapes (threads x loads in flight, one round of loads where the grid allows).
+    if (st.choice.family == tz::Family::outer_flat) {
+      const std::int64_t vectors = rows * cvec;
+      for (unsigned block : {256u, 512u})
+        for (int unroll : {2, 4, 8, -4}) {  // -4: 4 loads, launched without programmatic dependent launch
+          tz::Choice c = st.choice;
+          c.block = block;
+          const int u = unroll < 0 ? -unroll : unroll;
+          c.grid = static_cast<unsigned>(std::clamp<std::int64_t>((vectors + block * u - 1) / (block * u), 1, sms * 2048 / block));
+          c.launch.partials_offset = 16;
+          const float us = time_choice(c, [&](const tz::Choice& ch, const typename Policy::Args& args) {
+            const dim3 g(ch.grid), b(ch.block);
+            if (unroll == -4) tz::outer_flat_kernel<Policy, 4><<<g, b>>>(args);
+            else if (unroll == 2) tz::launch_programmatic(tz::outer_flat_kernel<Policy, 2>, g, b, args, nullptr);
+            else if (unroll == 4) tz::launch_programmatic(tz::outer_flat_kernel<Policy, 4>, g, b, args, nullptr);
+            else tz::launch_programmatic(tz::outer_flat_kernel<Policy, 8>, g, b, args, nullptr);
+          });
+          std::printf("  outer-flat threads %4u  loads %d%s  grid %6u  %8.2f us  %.2fx read  %s\n", block, u, unroll < 0 ? " (no PDL)" : "", c.grid, us,
+                      us / read, got == want ? "ok" : "MISMATCH");
+        }
+    }
+    // The outer kernel's shapes (what the library took before outer-flat, for the flat shapes).
     for (int tx_shift = 0; (1 << tx_shift) <= 256; ++tx_shift) {
       const std::int64_t tx = 1 << tx_shift, ty = 256 / tx;
       if (tx > 2 * cvec) break;
       for (std::int64_t chunks : {16, 32, 64, 128, 256, 512, 1024}) {
         if (chunks * ty > rows) continue;
-        foldkit::cuda::detail::TensorReduceSetup st = foldkit::cuda::detail::prepare_tensor_reduce_custom(DType::f32, in0, axes, false, ov);
-        foldkit::cuda::tensor::Choice c = st.choice;
-        if (c.family != foldkit::cuda::tensor::Family::outer) { std::printf("not outer\n"); return 1; }
+        tz::Choice c = st.choice;
+        c.family = tz::Family::outer;
+        c.block = 256;
         c.launch.tx_shift = tx_shift;
         c.launch.col_tiles = (cvec + tx - 1) / tx;
         c.launch.chunks = chunks;
         const std::int64_t base = c.launch.batches * c.launch.col_tiles;
         c.launch.partials_offset = (base * 4 + 15) / 16 * 16;
         c.grid = static_cast<unsigned>(base * chunks);
-        auto launch = [&](int i) {
-          foldkit::cuda::tensor::Launch l = c.launch;
-          l.in = at(i).data;
-          l.out = out;
-          l.ws = ws;
-          const typename Policy::Args args{l, typename Policy::Spec{plus, 0.0f}};
-          foldkit::cuda::tensor::launch_tensor_reduce<Policy>(c, args, nullptr);
-        };
-        const float us = median_us(launch);
-        launch(0);
-        cudaMemcpy(got.data(), out, cols * 4, cudaMemcpyDeviceToHost);
+        const float us = time_choice(c, [&](const tz::Choice& ch, const typename Policy::Args& args) {
+          tz::launch_tensor_reduce<Policy>(ch, args, nullptr);
+        });
         std::printf("  threads/cols %3lld  splits %5lld  grid %6u  %8.2f us  %.2fx read  %s\n", static_cast<long long>(tx),
                     static_cast<long long>(chunks), c.grid, us, us / read, got == want ? "ok" : "MISMATCH");
       }

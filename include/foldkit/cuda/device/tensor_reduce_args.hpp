@@ -6,11 +6,12 @@
 
 #include <cstdint>
 
+#include "foldkit/cuda/tuning/tensor_reduce_tuning.hpp"
 #include "foldkit/tensor.hpp"
 
 namespace foldkit::cuda::tensor {
 
-enum class Family : int { rows_packed, rows_dense, rows_group, rows_block, outer, generic };
+enum class Family : int { rows_packed, rows_dense, rows_group, rows_block, outer, outer_flat, generic };
 
 // Dimensions outermost first (sizes and strides in elements).
 struct Dims {
@@ -39,20 +40,23 @@ struct Launch {
   // Launch shape.
   int group_shift = 0;          // rows-group: G = 1 << group_shift lanes per output
   std::int64_t chunks = 1;      // rows-block: blocks per output; outer: splits of the reduced dim
-  int tx_shift = 0;             // outer: TX = 1 << tx_shift threads across column vectors
+  int tx_shift = 0;             // outer: TX = 1 << tx_shift threads across column vectors;
+                                // outer-flat: a row is 1 << tx_shift vectors
   std::int64_t col_tiles = 1;   // outer: blocks across the columns
   std::int64_t batches = 1;     // outer: product of `kept`
-  // Split launches: arrival counters (unsigned) at ws, partials at ws + partials_offset.
+  // Split launches: arrival counters (unsigned) at ws, partials at ws + partials_offset
+  // (outer-flat: its start ticket at ws, its flagged slots at ws + partials_offset).
   void* ws = nullptr;
   std::int64_t partials_offset = 0;
 };
 
-// The launch the host chose: family, vector loads or not, grid (kTensorThreads each), and the
-// kernel's arguments (the data pointers are filled in just before the launch).
+// The launch the host chose: family, vector loads or not, grid and block, and the kernel's
+// arguments (the data pointers are filled in just before the launch).
 struct Choice {
   Family family = Family::generic;
   bool vec = false;
   unsigned grid = 1;
+  unsigned block = tuning::kTensorThreads;  // outer-flat: tuning::kOuterFlatThreads
   Launch launch;
 };
 

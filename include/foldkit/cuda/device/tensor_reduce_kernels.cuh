@@ -25,6 +25,9 @@
 //   rows-block   long rows, few outputs: `chunks` blocks per output.
 //   outer        the reduced dims are outer, the innermost kept one contiguous: threads across
 //                the columns (16-byte column vectors), down the reduced dim; split over blocks.
+//   outer-flat   outer with rows of 1-8 vectors back to back (one batch, one reduced dim, not
+//                argmin/argmax): the input read as one flat array of vectors, partials through
+//                flagged slots to the block that started last.
 //   generic      anything else: one warp per output, odometer over the reduced dims.
 #pragma once
 
@@ -34,6 +37,8 @@
 #include <type_traits>
 
 #include "foldkit/cuda/block/block_reduce.cuh"
+#include "foldkit/cuda/device/flagged_slot.cuh"
+#include "foldkit/cuda/device/reduce_full_kernel.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
 #include "foldkit/cuda/device/tensor_reduce_args.hpp"
 #include "foldkit/cuda/device/tensor_reduce_ops.cuh"
@@ -663,6 +668,158 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
   }
   if (threadIdx.x == 0) counters[group] = 0u;
   write_columns();
+}
+
+// Column c's fold of part[c * G + g] over g = 0..G-1 (G a power of two, at most 32), lower g on
+// the left in a fixed tree: thread t takes v = t, t + blockDim.x, ... (column v / G, group
+// v % G), the G lanes of a column fold by shuffles, and emit(c, fold) runs in its group-0 lane.
+// Against one thread per column folding G values in series: ~G shared-memory round trips less
+// on the block's path to its slot. Every thread of the block must call it.
+template <class A, class F, class Emit>
+__device__ __forceinline__ void fold_column_groups(const A* part, int G, int C, F f, A identity, Emit emit) {
+  const int total = G * C;
+  for (int v0 = 0; v0 < total; v0 += static_cast<int>(blockDim.x)) {  // block-uniform
+    const int v = v0 + static_cast<int>(threadIdx.x);
+    A x = v < total ? part[v] : identity;
+    for (int o = G >> 1; o > 0; o >>= 1) x = f(x, shfl_down_any(x, static_cast<unsigned>(o)));
+    if (v < total && (v & (G - 1)) == 0) emit(v / G, x);
+  }
+}
+
+// ---- outer-flat --------------------------------------------------------------------------
+// The outer family's common small case: one batch, one reduced dim whose positions are rows of
+// a.cols contiguous columns lying back to back, a row W = 1 << a.tx_shift whole 16-byte vectors
+// (W <= kOuterFlatMaxVectorsPerRow), blocks of kOuterFlatThreads. The input is then one flat array of vectors in which vector i holds the columns
+// (i % W) * V .. + V - 1, and a thread whose vectors are W apart always folds the same columns:
+// the grid reads it as the full-array reduction does (thread t: vectors t, t + S, ... with S
+// the grid's threads, a multiple of W; kUnroll loads in flight), one fold per column lane. Then
+// lanes of the same lane % W combine by shuffles (the lower lane on the left), the warps'
+// column partials through shared memory in a fixed tree (fold_column_groups), and each block publishes its a.cols
+// partials to flagged slots (flagged_slot.cuh). The block that started last (a start ticket,
+// as in reduce_full_kernel) collects them in block order: thread (c, j) folds column c of
+// blocks j, j + J, ..., then the J folds combine in a fixed tree. No fence and no arrival counter on
+// the critical path (the outer kernel's split tail: (32768, 32) over dim 0 at 2.0x the read
+// ceiling's time, its blocks living ~9k cycles against ~3.4k for a read kernel's).
+template <class P, int kUnroll>
+__global__ void __launch_bounds__(tuning::kOuterFlatThreads) outer_flat_kernel(const __grid_constant__ typename P::Args a) {
+  static_assert(!P::kArg, "argmin/argmax keep the outer kernel (their fold needs positions)");
+  using T = typename P::value_type;
+  using Spec = typename P::Spec;
+  using A = typename Spec::accum_type;
+  constexpr int V = Vec16<T>::kCount;
+  // Column partials, column-major (part[c * G + g]): the warps' (G = warps, C <= V *
+  // kOuterFlatMaxVectorsPerRow), then the collector's (G = J <= blockDim.x / C). At most 4 KiB:
+  // with 16 KiB here (rows of up to 32 vectors, blocks of up to 1024 threads) the kernel ran in
+  // a 100 KiB shared-memory configuration against the read kernels' 8 KiB, and took ~2k cycles
+  // longer than the full-array reduction (ncu) with as many cycles active.
+  constexpr int kPart = tuning::kOuterFlatThreads / 32 * tuning::kOuterFlatMaxVectorsPerRow * V > tuning::kOuterFlatThreads
+                            ? tuning::kOuterFlatThreads / 32 * tuning::kOuterFlatMaxVectorsPerRow * V
+                            : tuning::kOuterFlatThreads;
+  __shared__ A part[kPart];
+  __shared__ bool is_collector;
+  const Spec spec = P::spec(a);
+  const auto f = spec.combine;
+  const int W = 1 << a.tx_shift;
+  const int C = W * V;  // == a.cols
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const int warps = static_cast<int>(blockDim.x >> 5);
+  unsigned* ticket = static_cast<unsigned*>(a.ws);
+  FlaggedSlot<A>* slots = reinterpret_cast<FlaggedSlot<A>*>(static_cast<char*>(a.ws) + a.partials_offset);
+  // Launched with programmatic dependent launch (dispatch/tensor_reduce_launch.cuh), as the
+  // full-array reduction is: wait for the previous grid before touching memory.
+  wait_for_prior_grid();
+  unsigned start_ticket = 0;
+  if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = take_ticket(ticket);
+
+  const std::int64_t vectors = a.reduce_numel << a.tx_shift;
+  const Raw16* vin = static_cast<const Raw16*>(a.in);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const auto zero = static_cast<unsigned>(static_cast<std::uint64_t>(vectors) >> 62);  // see after_all_loads
+  typename P::Fold fold[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) fold[e] = typename P::Fold(spec);
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors; i += kUnroll * stride) {
+    Raw16 c[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      // Clamped, not predicated (reduce_one_batch: a predicated load's copy waited for it).
+      const std::int64_t k = i + u * stride;
+      c[u] = load_streaming(vin + (k < vectors ? k : vectors - 1));
+    }
+    after_all_loads(c, zero);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * stride < vectors) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) fold[e].add(spec, raw_element<T>(c[u], e), 0);
+      }
+  }
+  allow_next_grid();  // this thread has read its input
+  A acc[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) acc[e] = fold[e].result(spec, -1);
+  // Lanes l and l + o (o = 16, 8, ..., W) hold the same columns: lanes 0..W-1 end with the warp's.
+  for (int o = 16; o >= W; o >>= 1) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = f(acc[e], shfl_down_any(acc[e], static_cast<unsigned>(o)));
+  }
+  if (lane < W) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) part[(lane * V + e) * warps + warp] = acc[e];
+  }
+  __syncthreads();
+  const int t = static_cast<int>(threadIdx.x);
+  auto write_column = [&](int c, A v) {
+    write_result<P>(a, spec, v, c * a.col_out, c * a.col_out2, [](std::int64_t) { return std::int64_t{0}; });
+  };
+  if (gridDim.x == 1) {
+    fold_column_groups(part, warps, C, f, spec.identity(), write_column);
+    return;
+  }
+  fold_column_groups(part, warps, C, f, spec.identity(), [&](int c, A v) {
+    publish_to_slot(slots + static_cast<std::int64_t>(blockIdx.x) * C + c, v);
+  });
+  if (t == 0) is_collector = start_ticket == gridDim.x - 1;
+  __syncthreads();
+  if (!is_collector) return;
+
+  // The collector: thread (c, j) = (t % C, t / C) folds column c of blocks j, j + J, ...
+  const int J = ::min(static_cast<int>(blockDim.x) / C, 32);
+  const int c = t % C, j = t / C;
+  constexpr int kBatch = 8 / FlaggedSlot<A>::kWords;  // 8 words in flight per thread and round
+  A total = spec.identity();
+  if (j < J) {
+    for (unsigned b0 = static_cast<unsigned>(j); b0 < gridDim.x; b0 += kBatch * J) {
+      A p[kBatch];
+      unsigned pending = 0;
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) {
+        p[k] = spec.identity();
+        if (b0 + k * J < gridDim.x) pending |= 1u << k;
+      }
+      while (pending != 0) {
+        const unsigned round = pending;
+        SlotWords<A> w[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k)
+          if ((round >> k) & 1u) load_slot(slots + static_cast<std::int64_t>(b0 + k * J) * C + c, w[k]);
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k)
+          if ((round >> k) & 1u)
+            if (unpack_slot(w[k], p[k])) pending &= ~(1u << k);
+      }
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) {
+        total = f(total, p[k]);
+        if (b0 + k * J < gridDim.x) clear_slot(slots + static_cast<std::int64_t>(b0 + k * J) * C + c);
+      }
+    }
+    part[c * J + j] = total;  // every read of part[] above came before the last barrier
+  }
+  if (t == 0) *ticket = 0u;
+  __syncthreads();
+  fold_column_groups(part, J, C, f, spec.identity(), write_column);
 }
 
 // ---- generic -----------------------------------------------------------------------------

@@ -13,11 +13,28 @@
 
 namespace foldkit::cuda::tensor {
 
+// Launches kernel<<<grid, block, 0, stream>>>(args) with programmatic stream serialization
+// (Hopper PDL: its launch overlaps the previous kernel's end; the kernel waits for that grid
+// before touching memory, device/grid_dependency.cuh), as the full-array reduction launches.
+template <class Args>
+void launch_programmatic(void (*kernel)(Args), dim3 grid, dim3 block, const Args& args, cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  (void)cudaLaunchKernelEx(&config, kernel, args);  // errors: cudaGetLastError, as every launch here
+}
+
 // Enqueues the chosen kernel with `args` (P::Args: the choice's Launch with its data pointers
 // filled in, plus whatever P carries). Launch errors are left for cudaGetLastError.
 template <class P>
 void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStream_t stream) {
-  const dim3 grid(c.grid), block(tuning::kTensorThreads);
+  const dim3 grid(c.grid), block(c.block);
   switch (c.family) {
     case Family::rows_packed:
       // launch.run: 2 or 4 (rows of fewer elements than a 16-byte vector holds, several per vector).
@@ -45,6 +62,11 @@ void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStr
     case Family::outer:
       if (c.vec) outer_kernel<P, true><<<grid, block, 0, stream>>>(args);
       else outer_kernel<P, false><<<grid, block, 0, stream>>>(args);
+      break;
+    case Family::outer_flat:
+      if constexpr (!P::kArg)
+        launch_programmatic(outer_flat_kernel<P, tuning::outer_flat_loads_in_flight(sizeof(typename P::value_type))>, grid,
+                            block, args, stream);
       break;
     case Family::generic:
       generic_kernel<P><<<grid, block, 0, stream>>>(args);

@@ -67,6 +67,31 @@ inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
 // blocks (80 registers) the 2- and 8-byte types' kernels spilled 124-208 bytes (ptxas sm_90).
 inline constexpr int kOuterArgMinBlocksPerSm = 2;
 
+// Outer-flat (outer reductions whose rows are 1-8 whole vectors back to back, one batch, not
+// argmin/argmax; tensor_reduce_kernels.cuh): threads per block, 16-byte loads in flight per
+// thread, the grid's blocks per SM at most, and the largest input it takes (above it the outer
+// kernel, which reads the 2^26-element matrices over dim 0 at 90-100 % of the read ceiling).
+// The block and the rows (at most kOuterFlatMaxVectorsPerRow vectors) size its shared memory,
+// kept within the read kernels' 8 KiB configuration (tensor_reduce_kernels.cuh).
+// H100, 2026-11-27 (foldkit-tensor-probe --outer-sweep, per-call event times beside its read
+// kernel): (32768, 32) f32 over dim 0 at 256 / 512 threads x 2 / 4 / 8 loads: 1.22-2.64x the
+// read kernel, 512 x 4 and 512 x 8 best (1.22-1.31x; the outer kernel's best shape 1.43x); at
+// (262144, 32), (2^20, 4) and (2^22, 4) 512 x 8 is the best or within 2 % of it. foldkit-bench
+// axes: (32768, 32) 10.4 us (2.00x the read ceiling) -> 7.7 us (1.46-1.52x), the same at 4 and 8
+// loads; the full-array reduction of the same 4 MiB runs at ~1.30x (ncu: both kernels active
+// ~5k cycles a SM, this one elapsed ~13k against ~10.5k; not its 660-byte parameter, not its
+// shared memory: ledger).
+inline constexpr int kOuterFlatThreads = 512;
+inline constexpr int kOuterFlatMaxVectorsPerRow = 8;
+inline constexpr int kOuterFlatLoadsInFlight = 8;
+// 2-byte elements (8 float lanes a vector): 8 loads spilled 8 bytes in the half sums (ptxas sm_90).
+inline constexpr int kOuterFlatNarrowLoadsInFlight = 4;
+constexpr int outer_flat_loads_in_flight(std::size_t element_bytes) {
+  return element_bytes == 2 ? kOuterFlatNarrowLoadsInFlight : kOuterFlatLoadsInFlight;
+}
+inline constexpr int kOuterFlatBlocksPerSm = 2;
+inline constexpr std::int64_t kOuterFlatMaxBytes = std::int64_t{64} << 20;
+
 // The resident blocks per SM the block-split families' __launch_bounds__ guarantee
 // (tensor_reduce_kernels.cuh) and the planner sizes their splits by (src/cuda/tensor_reduce.cu,
 // whole_waves_chunks): one rule for both.
