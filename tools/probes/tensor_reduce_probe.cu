@@ -3,6 +3,8 @@
 // For iterating on the kernels; the measured table is foldkit-bench axes.
 // `foldkit-tensor-probe ROWS COLS AXIS [...]`: only those f32 sums, each input at a fresh offset
 // of the 1 GiB pool (cold), with the host's time per call (planning + launch) beside the GPU's.
+// `foldkit-tensor-probe --outer-flat-trace ROWS COLS`: the outer-flat kernel's timeline (block
+// entries, loads landed, partials published, the collector's phases) for the f32 sum over dim 0.
 // `foldkit-tensor-probe --param-size N`: a read kernel of N f32 with a kernel parameter of ~24,
 // ~660 and ~2070 bytes.
 // `foldkit-tensor-probe --outer-sweep ROWS COLS`: for the f32 sum over dim 0, the outer-flat
@@ -81,6 +83,28 @@ struct Plus {
   __host__ __device__ float operator()(float a, float b) const { return a + b; }
 };
 
+// outer-flat's timeline: a user-functor policy whose spec stamps %globaltimer (thread 0 of each
+// block, straight to global memory) at the kernel's trace points (reduce_trace.cuh's names).
+struct TracedPlusSpec : foldkit::cuda::CustomReduceSpec<float, Plus> {
+  unsigned long long* stamps;  // [block][kTracePoints]
+  __device__ void trace_point(int point) const {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    stamps[blockIdx.x * foldkit::cuda::kTracePoints + point] = t;
+  }
+  __device__ void trace_flush() const {}
+};
+struct TracedPolicy {
+  using value_type = float;
+  using Spec = TracedPlusSpec;
+  using Fold = foldkit::cuda::tensor::PlainFold<Spec, float>;
+  using GenericSpec = Spec;
+  using result_type = float;
+  using Args = foldkit::cuda::tensor::CustomArgs<Spec>;
+  static constexpr bool kArg = false;
+  __device__ __forceinline__ static Spec spec(const Args& a) { return a.spec; }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +148,78 @@ int main(int argc, char** argv) {
       run(PaddedReadArgs<8>{}, "8-byte pad");
       run(PaddedReadArgs<640>{}, "640-byte pad");
       run(PaddedReadArgs<2048>{}, "2048-byte pad");
+    }
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+  }
+  if (argc == 4 && std::string(argv[1]) == "--outer-flat-trace") {
+    namespace tz = foldkit::cuda::tensor;
+    using foldkit::cuda::kTracePoints;
+    const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), elems = rows * cols;
+    const std::int64_t shape[2] = {rows, cols};
+    const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape, 2, dv);
+    const std::vector<int> axes{0};
+    const std::int64_t oshape[1] = {cols};
+    const TensorView ov = TensorView::contiguous(out, DType::f32, oshape, 1, dv);
+    const auto st = foldkit::cuda::detail::prepare_tensor_reduce_custom(DType::f32, in0, axes, false, ov);
+    if (st.choice.family != tz::Family::outer_flat) { std::printf("not outer-flat\n"); return 1; }
+    const unsigned grid = st.choice.grid;
+    void* ws = nullptr;
+    cudaMalloc(&ws, st.ws_bytes + 256);
+    cudaMemset(ws, 0, st.ws_bytes + 256);
+    unsigned long long* stamps = nullptr;
+    cudaMalloc(&stamps, grid * kTracePoints * 8);
+    const std::int64_t slots = n / elems;
+    std::vector<std::vector<double>> rowsv(8);
+    const char* names[] = {"entry (first..last block)", "loads landed, block median", "loads landed, last block",
+                           "published, last block", "collector: polling starts", "collector: thread 0 saw all",
+                           "collector: every thread saw all", "collector: results stored"};
+    const int calls = 25;
+    for (int call = 0; call < calls + 3; ++call) {
+      cudaMemset(stamps, 0, grid * kTracePoints * 8);
+      tz::Launch l = st.choice.launch;
+      l.in = buf[call % copies] + ((call / copies) % slots) * elems;
+      l.out = out;
+      l.ws = ws;
+      TracedPlusSpec spec{};
+      spec.identity_value = 0.0f;
+      spec.stamps = stamps;
+      const TracedPolicy::Args args{l, spec};
+      tz::launch_programmatic(tz::outer_flat_kernel<TracedPolicy, foldkit::cuda::tuning::kOuterFlatLoadsInFlight>, dim3(grid),
+                              dim3(st.choice.block), args, nullptr);
+      cudaDeviceSynchronize();
+      if (call < 3) continue;
+      std::vector<unsigned long long> h(grid * kTracePoints);
+      cudaMemcpy(h.data(), stamps, h.size() * 8, cudaMemcpyDeviceToHost);
+      auto at = [&](unsigned b, int p) { return h[b * kTracePoints + p]; };
+      unsigned long long t0 = ~0ull, entry_last = 0, loaded_last = 0, reduced_last = 0;
+      std::vector<double> loaded;
+      unsigned collector = 0;
+      for (unsigned b = 0; b < grid; ++b) {
+        t0 = std::min(t0, at(b, foldkit::cuda::kTraceEntry));
+        entry_last = std::max(entry_last, at(b, foldkit::cuda::kTraceEntry));
+        loaded_last = std::max(loaded_last, at(b, foldkit::cuda::kTraceLoopDone));
+        reduced_last = std::max(reduced_last, at(b, foldkit::cuda::kTraceReduced));
+        loaded.push_back(static_cast<double>(at(b, foldkit::cuda::kTraceLoopDone)));
+        if (at(b, foldkit::cuda::kTraceDone) != 0) collector = b;
+      }
+      std::sort(loaded.begin(), loaded.end());
+      auto us = [&](double t) { return (t - static_cast<double>(t0)) / 1000.0; };
+      rowsv[0].push_back(us(static_cast<double>(entry_last)));
+      rowsv[1].push_back(us(loaded[loaded.size() / 2]));
+      rowsv[2].push_back(us(static_cast<double>(loaded_last)));
+      rowsv[3].push_back(us(static_cast<double>(reduced_last)));
+      rowsv[4].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceCollectStart))));
+      rowsv[5].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceSeen0))));
+      rowsv[6].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceAllSeen))));
+      rowsv[7].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceDone))));
+    }
+    std::printf("outer-flat timeline, f32 sum over dim 0 of %lld x %lld (%s): us after the first block's entry, median [min, max] of %d calls\n",
+                static_cast<long long>(rows), static_cast<long long>(cols),
+                foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str(), calls);
+    for (int k = 0; k < 8; ++k) {
+      auto v = rowsv[k];
+      std::sort(v.begin(), v.end());
+      std::printf("  %-34s %7.2f [%6.2f, %6.2f]\n", names[k], v[v.size() / 2], v.front(), v.back());
     }
     return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
   }

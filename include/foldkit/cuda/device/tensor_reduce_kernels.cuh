@@ -40,6 +40,7 @@
 #include "foldkit/cuda/device/flagged_slot.cuh"
 #include "foldkit/cuda/device/reduce_full_kernel.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
+#include "foldkit/cuda/device/reduce_trace.cuh"
 #include "foldkit/cuda/device/tensor_reduce_args.hpp"
 #include "foldkit/cuda/device/tensor_reduce_ops.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
@@ -729,6 +730,7 @@ __global__ void __launch_bounds__(tuning::kOuterFlatThreads) outer_flat_kernel(c
   // Launched with programmatic dependent launch (dispatch/tensor_reduce_launch.cuh), as the
   // full-array reduction is: wait for the previous grid before touching memory.
   wait_for_prior_grid();
+  if (threadIdx.x == 0) trace_point(spec, kTraceEntry);  // trace points: reduce_trace.cuh (probes only)
   unsigned start_ticket = 0;
   if (gridDim.x > 1 && threadIdx.x == 0) start_ticket = take_ticket(ticket);
 
@@ -756,6 +758,8 @@ __global__ void __launch_bounds__(tuning::kOuterFlatThreads) outer_flat_kernel(c
       }
   }
   allow_next_grid();  // this thread has read its input
+  trace_barrier(spec);
+  if (threadIdx.x == 0) trace_point(spec, kTraceLoopDone);
   A acc[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) acc[e] = fold[e].result(spec, -1);
@@ -780,9 +784,16 @@ __global__ void __launch_bounds__(tuning::kOuterFlatThreads) outer_flat_kernel(c
   fold_column_groups(part, warps, C, f, spec.identity(), [&](int c, A v) {
     publish_to_slot(slots + static_cast<std::int64_t>(blockIdx.x) * C + c, v);
   });
-  if (t == 0) is_collector = start_ticket == gridDim.x - 1;
+  if (t == 0) {
+    trace_point(spec, kTraceReduced);
+    is_collector = start_ticket == gridDim.x - 1;
+  }
   __syncthreads();
-  if (!is_collector) return;
+  if (!is_collector) {
+    if (t == 0) trace_flush(spec);
+    return;
+  }
+  if (t == 0) trace_point(spec, kTraceCollectStart);
 
   // The collector: thread (c, j) = (t % C, t / C) folds column c of blocks j, j + J, ...
   const int J = ::min(static_cast<int>(blockDim.x) / C, 32);
@@ -817,9 +828,17 @@ __global__ void __launch_bounds__(tuning::kOuterFlatThreads) outer_flat_kernel(c
     }
     part[c * J + j] = total;  // every read of part[] above came before the last barrier
   }
-  if (t == 0) *ticket = 0u;
+  if (t == 0) {
+    trace_point(spec, kTraceSeen0);
+    *ticket = 0u;
+  }
   __syncthreads();
+  if (t == 0) trace_point(spec, kTraceAllSeen);
   fold_column_groups(part, J, C, f, spec.identity(), write_column);
+  if (t == 0) {
+    trace_point(spec, kTraceDone);
+    trace_flush(spec);
+  }
 }
 
 // ---- generic -----------------------------------------------------------------------------
