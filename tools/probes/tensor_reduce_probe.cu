@@ -169,10 +169,11 @@ int main(int argc, char** argv) {
     unsigned long long* stamps = nullptr;
     cudaMalloc(&stamps, grid * kTracePoints * 8);
     const std::int64_t slots = n / elems;
-    std::vector<std::vector<double>> rowsv(8);
+    std::vector<std::vector<double>> rowsv(10);
     const char* names[] = {"entry (first..last block)", "loads landed, block median", "loads landed, last block",
                            "published, last block", "collector: polling starts", "collector: thread 0 saw all",
-                           "collector: every thread saw all", "collector: results stored"};
+                           "collector: every thread saw all", "collector: results stored",
+                           "landed -> published, block median", "landed -> published, slowest block"};
     const int calls = 25;
     for (int call = 0; call < calls + 3; ++call) {
       cudaMemset(stamps, 0, grid * kTracePoints * 8);
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
       cudaMemcpy(h.data(), stamps, h.size() * 8, cudaMemcpyDeviceToHost);
       auto at = [&](unsigned b, int p) { return h[b * kTracePoints + p]; };
       unsigned long long t0 = ~0ull, entry_last = 0, loaded_last = 0, reduced_last = 0;
-      std::vector<double> loaded;
+      std::vector<double> loaded, fold;
       unsigned collector = 0;
       for (unsigned b = 0; b < grid; ++b) {
         t0 = std::min(t0, at(b, foldkit::cuda::kTraceEntry));
@@ -200,6 +201,7 @@ int main(int argc, char** argv) {
         loaded_last = std::max(loaded_last, at(b, foldkit::cuda::kTraceLoopDone));
         reduced_last = std::max(reduced_last, at(b, foldkit::cuda::kTraceReduced));
         loaded.push_back(static_cast<double>(at(b, foldkit::cuda::kTraceLoopDone)));
+        fold.push_back((static_cast<double>(at(b, foldkit::cuda::kTraceReduced)) - static_cast<double>(at(b, foldkit::cuda::kTraceLoopDone))) / 1000.0);
         if (at(b, foldkit::cuda::kTraceDone) != 0) collector = b;
       }
       std::sort(loaded.begin(), loaded.end());
@@ -212,11 +214,14 @@ int main(int argc, char** argv) {
       rowsv[5].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceSeen0))));
       rowsv[6].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceAllSeen))));
       rowsv[7].push_back(us(static_cast<double>(at(collector, foldkit::cuda::kTraceDone))));
+      std::sort(fold.begin(), fold.end());
+      rowsv[8].push_back(fold[fold.size() / 2]);
+      rowsv[9].push_back(fold.back());
     }
     std::printf("outer-flat timeline, f32 sum over dim 0 of %lld x %lld (%s): us after the first block's entry, median [min, max] of %d calls\n",
                 static_cast<long long>(rows), static_cast<long long>(cols),
                 foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str(), calls);
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; k < 10; ++k) {
       auto v = rowsv[k];
       std::sort(v.begin(), v.end());
       std::printf("  %-34s %7.2f [%6.2f, %6.2f]\n", names[k], v[v.size() / 2], v.front(), v.back());
