@@ -58,6 +58,25 @@ __device__ __forceinline__ bool unpack_slot(const SlotWords<T>& words, T& value)
   return complete;
 }
 
+// Waits until every slot k of `mask` (slot_at(k): its address, k < kBatch) is published and
+// leaves its value in values[k] (the others untouched). Each round issues the loads of every
+// slot still pending before it examines any.
+template <int kBatch, class T, class SlotAt>
+__device__ __forceinline__ void poll_slots(unsigned mask, SlotAt slot_at, T (&values)[kBatch]) {
+  unsigned pending = mask;
+  while (pending != 0) {
+    const unsigned round = pending;  // the loads' predicates must not wait on this round's results
+    SlotWords<T> w[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if ((round >> k) & 1u) load_slot(slot_at(k), w[k]);
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if ((round >> k) & 1u)
+        if (unpack_slot(w[k], values[k])) pending &= ~(1u << k);
+  }
+}
+
 template <class T>
 __device__ __forceinline__ void clear_slot(FlaggedSlot<T>* slot) {
 #pragma unroll

@@ -196,17 +196,7 @@ __device__ __forceinline__ typename Spec::accum_type collect_slots(FlaggedSlot<t
       p[k] = spec.identity();
       if (b0 + k * blockDim.x < gridDim.x) pending |= 1u << k;
     }
-    while (pending != 0) {
-      const unsigned round = pending;  // the loads' predicates must not wait on this round's results
-      SlotWords<Acc> w[kBatch];
-#pragma unroll
-      for (int k = 0; k < kBatch; ++k)
-        if ((round >> k) & 1u) load_slot(slots + b0 + k * blockDim.x, w[k]);
-#pragma unroll
-      for (int k = 0; k < kBatch; ++k)
-        if ((round >> k) & 1u)
-          if (unpack_slot(w[k], p[k])) pending &= ~(1u << k);
-    }
+    poll_slots(pending, [&](int k) { return slots + b0 + k * blockDim.x; }, p);
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       total = spec.combine(total, p[k]);

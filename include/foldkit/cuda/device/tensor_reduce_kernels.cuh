@@ -809,17 +809,7 @@ __global__ void __launch_bounds__(tuning::kOuterFlatThreads) outer_flat_kernel(c
         p[k] = spec.identity();
         if (b0 + k * J < gridDim.x) pending |= 1u << k;
       }
-      while (pending != 0) {
-        const unsigned round = pending;
-        SlotWords<A> w[kBatch];
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k)
-          if ((round >> k) & 1u) load_slot(slots + static_cast<std::int64_t>(b0 + k * J) * C + c, w[k]);
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k)
-          if ((round >> k) & 1u)
-            if (unpack_slot(w[k], p[k])) pending &= ~(1u << k);
-      }
+      poll_slots(pending, [&](int k) { return slots + static_cast<std::int64_t>(b0 + k * J) * C + c; }, p);
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         total = f(total, p[k]);
