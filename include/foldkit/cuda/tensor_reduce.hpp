@@ -15,11 +15,13 @@
 //     and returns; it never synchronises the host.
 //   - every check happens before the launch, so a call that throws has enqueued nothing (and
 //     so written nothing). Launch failures: Error(cuda_error).
-// Kernels: the plan's canonical form picks one of five families (describe_reduce() prints the
-// plan and the launch): rows-packed (rows shorter than a 16-byte vector), rows-group (a group
-// of 1-32 lanes per row), rows-block (one or more blocks per long row), outer (threads across
-// the contiguous kept columns, down the reduced dims, split over blocks), generic (a warp per
-// output). Shapes are in tools/bench (foldkit-bench axes) and docs/perf.md.
+// Kernels: the plan's canonical form picks one of seven families (describe_reduce() prints the
+// plan and the launch): rows-packed (rows shorter than a 16-byte vector), rows-dense (adjacent
+// rows of whole vectors), rows-group (a group of 1-32 lanes per row), rows-block (one or more
+// blocks per long row), outer (threads across the contiguous kept columns, down the reduced
+// dims, split over blocks), outer-flat (outer reductions whose rows are 1-8 vectors back to
+// back, read as one flat array), generic (a warp per output). Shapes are in tools/bench
+// (foldkit-bench axes) and docs/perf.md.
 // Workspace: launches that split one output over several blocks (long rows with few outputs,
 // outer reductions with few columns) combine the blocks' partials in the same launch through a
 // workspace: tensor_reduce_workspace_bytes() bytes (0 when the shape needs none), zeroed once
