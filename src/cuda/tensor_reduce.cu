@@ -194,10 +194,6 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
     l.batches = p.out_numel / l.cols;
     c.vec = aligned && l.cols % V == 0 && strides_divisible(l.red, V) && strides_divisible(l.kept, V);
     const std::int64_t cvec = l.cols / (c.vec ? V : 1);
-    // Threads across the columns: as many as the columns and kOuterMaxColumnThreads allow, but
-    // fewer when the reduced dim must be split: the last block of a column tile folds the
-    // splits' partials with TY = 256 / TX threads per column, so splits / TY is that fold's
-    // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
     // Rows of 1-8 whole vectors back to back, one batch: the flat read (outer-flat).
     const std::int64_t in_bytes = p.reduce_numel * l.cols * static_cast<std::int64_t>(what.element_bytes);
     if (!is_arg && c.vec && l.kept.rank == 0 && l.red.rank == 1 && l.red.in[0] == l.cols && cvec <= tn::kOuterFlatMaxVectorsPerRow &&
@@ -210,12 +206,15 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
           std::clamp<std::int64_t>(ceil_div(p.reduce_numel * cvec, per_block), 1, sms * tn::kOuterFlatBlocksPerSm));
       if (c.grid > 1) {
         l.partials_offset = 16;  // the start ticket, then one flagged slot per block and column
-        const std::size_t slot_bytes = (abytes + 3) / 4 * 8;
-        r.ws_bytes = static_cast<std::size_t>(l.partials_offset) + static_cast<std::size_t>(c.grid) *
-                                                                       static_cast<std::size_t>(l.cols) * slot_bytes;
+        r.ws_bytes = static_cast<std::size_t>(l.partials_offset) +
+                     static_cast<std::size_t>(c.grid) * static_cast<std::size_t>(l.cols) * flagged_slot_bytes(abytes);
       }
       return r;
     }
+    // Threads across the columns: as many as the columns and kOuterMaxColumnThreads allow, but
+    // fewer when the reduced dim must be split: the last block of a column tile folds the
+    // splits' partials with TY = 256 / TX threads per column, so splits / TY is that fold's
+    // serial depth (1056 splits folded by one thread per column took 0.4-4 ms at 2^16 x 1024).
     std::int64_t chunks = 1, base_blocks = 0;
     // The minimum resident blocks outer_kernel's __launch_bounds__ guarantee.
     const std::int64_t outer_resident = sms * tn::outer_min_blocks(is_arg);

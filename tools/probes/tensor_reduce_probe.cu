@@ -27,7 +27,8 @@
 
 namespace {
 
-__global__ void read_kernel(const float4* p, std::size_t n4, float* sink) {
+// Grid-strided streaming read of n4 vectors (the read kernels' body).
+__device__ __forceinline__ void read_all(const float4* p, std::size_t n4, float* sink) {
   float acc = 0.f;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4; i += std::size_t(gridDim.x) * blockDim.x) {
     const float4 v = __ldcs(p + i);
@@ -35,6 +36,8 @@ __global__ void read_kernel(const float4* p, std::size_t n4, float* sink) {
   }
   if (acc == 1234.5f) *sink = acc;
 }
+
+__global__ void read_kernel(const float4* p, std::size_t n4, float* sink) { read_all(p, n4, sink); }
 
 // The read kernel with its arguments behind `kPad` bytes of padding in one __grid_constant__
 // struct: does a kernel parameter the size of tensor::Launch (~660 bytes) cost per call?
@@ -47,12 +50,7 @@ struct PaddedReadArgs {
 };
 template <int kPad>
 __global__ void padded_read_kernel(const __grid_constant__ PaddedReadArgs<kPad> a) {
-  float acc = 0.f;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < a.n4; i += std::size_t(gridDim.x) * blockDim.x) {
-    const float4 v = __ldcs(a.p + i);
-    acc += v.x + v.y + v.z + v.w;
-  }
-  if (acc == 1234.5f) *a.sink = acc;
+  read_all(a.p, a.n4, a.sink);
 }
 
 template <class F>

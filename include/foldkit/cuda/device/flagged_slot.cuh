@@ -4,16 +4,22 @@
 // zeroes it again after collecting, so the next launch finds it clean.
 #pragma once
 
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
 namespace foldkit::cuda {
+
+// Bytes of the slot of a value of `value_bytes` (for hosts sizing a workspace at run time).
+constexpr std::size_t flagged_slot_bytes(std::size_t value_bytes) { return (value_bytes + 3) / 4 * 8; }
 
 template <class T>
 struct FlaggedSlot {
   static constexpr int kWords = (sizeof(T) + 3) / 4;
   unsigned long long word[kWords];
 };
+static_assert(sizeof(FlaggedSlot<float>) == flagged_slot_bytes(4) && sizeof(FlaggedSlot<double>) == flagged_slot_bytes(8) &&
+              sizeof(FlaggedSlot<unsigned short>) == flagged_slot_bytes(2));
 
 template <class T>
 __device__ __forceinline__ void publish_to_slot(FlaggedSlot<T>* slot, const T& value) {

@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
           for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(v[u], e), pos0 + e);
         }
         A acc = fold.result(spec, i < total ? pos0 : -1);
-        for (int d = (1 << shift) >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
+        acc = group_reduce(acc, 1 << shift, f);
         if (i < total && pos0 == 0) {
           const std::int64_t o = i >> shift;
           write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
@@ -349,7 +349,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads) rows_dense_kernel(cons
       for (int r = 0; r < R; ++r) {
         const std::int64_t o = o0 + r * row_step;
         A acc = fold[r].result(spec, o < a.out_numel ? gl * V : -1);
-        for (int d = G >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
+        acc = group_reduce(acc, G, f);
         if (gl == 0 && o < a.out_numel)
           write_result<P>(a, spec, acc, o * out_stride, o * out2_stride, [&](std::int64_t p) { return o * a.run + p; });
       }
@@ -419,7 +419,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::kTensorMinBloc
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       A acc = fold[k].result(spec, gl < slots ? gl * V : -1);
-      for (int d = G >> 1; d > 0; d >>= 1) acc = f(acc, shfl_down_any(acc, static_cast<unsigned>(d)));
+      acc = group_reduce(acc, G, f);
       if (gl == 0 && o[k] < a.out_numel) {
         const Offsets off = dims_offsets(a.kept, o[k]);
         write_result<P>(a, spec, acc, off.out, off.out2, [&](std::int64_t p) { return off.in + rows_offset(a, p); });
@@ -682,7 +682,7 @@ __device__ __forceinline__ void fold_column_groups(const A* part, int G, int C, 
   for (int v0 = 0; v0 < total; v0 += static_cast<int>(blockDim.x)) {  // block-uniform
     const int v = v0 + static_cast<int>(threadIdx.x);
     A x = v < total ? part[v] : identity;
-    for (int o = G >> 1; o > 0; o >>= 1) x = f(x, shfl_down_any(x, static_cast<unsigned>(o)));
+    x = group_reduce(x, G, f);
     if (v < total && (v & (G - 1)) == 0) emit(v / G, x);
   }
 }

@@ -15,4 +15,12 @@ __device__ __forceinline__ T warp_reduce(T v, Combine combine) {
   return v;
 }
 
+// The same tree within aligned groups of `width` lanes (a power of two up to 32): the group's
+// first lane receives combine over its group's values. All 32 lanes call it.
+template <class T, class Combine>
+__device__ __forceinline__ T group_reduce(T v, int width, Combine combine) {
+  for (int delta = width >> 1; delta > 0; delta >>= 1) v = combine(v, shfl_down_any(v, static_cast<unsigned>(delta)));
+  return v;
+}
+
 }  // namespace foldkit::cuda
