@@ -13,7 +13,7 @@
 // 6 blocks per SM, L2 prefetch of the input ~2 MiB ahead of the tiles. Measured on the H100
 // (2026-11-27, perf-log/2026-11-27.md; f32 sums, 2^22 segments of 0-128 / the power-law mix):
 // 75 % / 72 % of the read ceiling, the kernel 58 % issue-busy; tiles of 128 / 256 / 512 threads
-// (16 / 32 / 64 KiB; 12 / 6 / 3 blocks per SM) 486 / 462 / 487 us and 155 / 139 / 138 us; the
+// (16 / 32 / 64 KiB; launch bounds for 12 / 6 / 3 blocks per SM) 486 / 462 / 487 us and 155 / 139 / 138 us; the
 // prefetch distance 0-512 tiles within a few points of the library's (foldkit-bench axes
 // --sweep); the tile pipeline alone (no walk, scan or writes) 82 % / 76 %, so no setting of
 // these constants meets issue #22's 85 % (docs/perf.md, Known gaps). kSegSmallFold not swept.
