@@ -66,10 +66,24 @@ cat "$OUT/gpu.txt"
 
 if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes || has axes-sweep; then
   stamp build
+  # Ninja rebuilds by modification time. A source restored to older bytes with an older time (a
+  # carried tree after an in-place planted bug: on 2026-11-27 the axes table's binary kept
+  # fold_column_groups' planted bug from the previous call's build, and its (32768, 32) row
+  # read a quarter of the sums) would not be rebuilt: touch every source whose content differs
+  # from what this build folder last built.
+  mkdir -p "$BUILD"
+  hashes="$BUILD/.source-sha1"
+  find CMakeLists.txt cmake include src tools tests python -type f \( -name '*.c*' -o -name '*.h*' -o -name 'CMakeLists.txt' \) 2>/dev/null \
+    | sort | xargs sha1sum > "$hashes.now"
+  if [ -f "$hashes" ]; then
+    changed=$(diff "$hashes" "$hashes.now" | sed -n 's/^> [0-9a-f]*  //p')
+    [ -n "$changed" ] && echo "$changed" | xargs touch && echo "build: $(echo "$changed" | wc -l) source(s) changed since this folder's last build"
+  fi
   if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
          && cmake --build "$BUILD" -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}; } > "$OUT/build.log" 2>&1; then
     tail -50 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
   fi
+  mv "$hashes.now" "$hashes"
   tail -3 "$OUT/build.log"
 fi
 

@@ -253,6 +253,124 @@ TEST_F(CudaTensorReduce, OuterFlatMatchesTheReference) {
     });
 }
 
+// The way foldkit-bench calls it: on a non-blocking stream, the output poisoned by
+// cudaMemsetAsync just before each call, calls back to back over rotating inputs with no
+// synchronisation between them, the convenient workspace shared with other reductions on that
+// stream first. Values k/4 (k = 0..8): every column sum is exact in f32, so each output is
+// compared exactly. (The bench's (32768, 32) sum over dim 0 read a quarter of its column sums
+// at cd3fcc8 while OuterFlatMatchesTheReference passed.)
+TEST_F(CudaTensorReduce, OuterFlatBackToBackOnAStream) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const Device cu = Device::cuda(current_device());
+  Stream stream;
+  for (const std::int64_t rows : {std::int64_t{32768}, std::int64_t{40001}, std::int64_t{4096}}) {
+    const std::int64_t cols = 32, copies = 4, calls = 16;
+    const std::size_t numel = static_cast<std::size_t>(rows * cols);
+    std::vector<float> host(numel * copies);
+    const CounterRng values = rng.counter();
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(values.in_range<std::int64_t>(i, 0, 8)) / 4.0f;
+    DeviceBuffer d_in(host.size() * sizeof(float));
+    DeviceBuffer d_out(static_cast<std::size_t>(std::max<std::int64_t>(calls * cols, 1024)) * sizeof(float));
+    FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(d_in.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+    auto input = [&](std::int64_t k) {
+      return TensorView::contiguous(static_cast<const float*>(d_in.get()) + (k % copies) * numel, DType::f32, {rows, cols}, cu);
+    };
+    auto output = [&](std::int64_t k) {
+      return TensorView::contiguous(static_cast<float*>(d_out.get()) + k * cols, DType::f32, {cols}, cu);
+    };
+    SCOPED_TRACE(std::to_string(rows) + " x 32: " + cuda::describe_reduce(ReduceOp::sum, input(0), {0}, false, output(0)));
+    // Other users of the stream's workspace first: split outer columns, an argmax over dim 0,
+    // the full-array sum (their outputs in the first call's slot, poisoned again below).
+    cuda::reduce(ReduceOp::sum, TensorView::contiguous(d_in.get(), DType::f32, {rows * cols / 1024, 1024}, cu), {0}, false,
+                 TensorView::contiguous(d_out.get(), DType::f32, {1024}, cu), stream);
+    cuda::reduce(ReduceOp::sum, input(1), {}, false, TensorView::contiguous(d_out.get(), DType::f32, {}, cu), stream);
+    for (std::int64_t k = 0; k < calls; ++k) {
+      FOLDKIT_CUDA_CHECK(cudaMemsetAsync(static_cast<float*>(d_out.get()) + k * cols, 0xFF, cols * sizeof(float), stream));
+      cuda::reduce(ReduceOp::sum, input(k), {0}, false, output(k), stream);
+    }
+    std::vector<float> got(static_cast<std::size_t>(calls * cols));
+    FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out.get(), got.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (std::int64_t k = 0; k < calls; ++k)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        double want = 0;
+        const float* x = host.data() + (k % copies) * numel;
+        for (std::int64_t r = 0; r < rows; ++r) want += x[r * cols + c];
+        ASSERT_EQ(static_cast<double>(got[static_cast<std::size_t>(k * cols + c)]), want) << "call " << k << ", column " << c;
+      }
+  }
+}
+
+// The workspace contract (tensor_reduce.hpp): a call leaves its workspace as it found it, zeroed,
+// for the next call of any family. One explicit workspace, zeroed once, through the shapes and
+// ops foldkit-bench axes runs before its (32768, 32) sum over dim 0 (the matrices of 2^26, the
+// 3-D sums, bf16 rows), every word checked after every call; then that sum itself.
+TEST_F(CudaTensorReduce, BenchShapesLeaveTheWorkspaceZeroed) {
+  const Device cu = Device::cuda(current_device());
+  Stream stream;
+  const std::int64_t n = std::min<std::int64_t>(std::int64_t{1} << 26, max_n());
+  std::vector<float> host(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(static_cast<std::uint32_t>(i * 2654435761u) >> 29) / 4.0f;
+  DeviceBuffer d_in(host.size() * sizeof(float));
+  FOLDKIT_CUDA_CHECK(cudaMemcpy(d_in.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  struct Call {
+    ReduceOp op;
+    DType dtype;
+    std::vector<std::int64_t> shape;
+    std::vector<int> axes;
+  };
+  std::vector<Call> calls;
+  for (std::int64_t rows : {n / 4, n / 16, n / 64, n / 256, n / 1024, n / 4096, n / 16384, n / 262144, std::int64_t{16}})
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax})
+      for (int axis : {1, 0})
+        if (rows > 0 && n / rows > 0) calls.push_back({op, DType::f32, {rows, n / rows}, {axis}});
+  for (const auto& s3 : {std::vector<std::int64_t>{64, 4096, 256}, {256, 256, 1024}, {4096, 64, 1024}}) {
+    if (s3[0] * s3[1] * s3[2] > n) continue;
+    calls.push_back({ReduceOp::sum, DType::f32, s3, {1}});
+    calls.push_back({ReduceOp::sum, DType::f32, s3, {0, 2}});
+  }
+  calls.push_back({ReduceOp::sum, DType::bf16, {n / 8, 4}, {1}});
+  calls.push_back({ReduceOp::sum, DType::bf16, {n / 32, 16}, {1}});
+  calls.push_back({ReduceOp::sum, DType::f32, {std::min<std::int64_t>(7840000, n / 4), 4}, {-1}});
+  calls.push_back({ReduceOp::sum, DType::f32, {std::min<std::int64_t>(1000000, n / 2), 2}, {-1}});
+  calls.push_back({ReduceOp::sum, DType::f32, {32768, 32}, {0}});
+  std::size_t ws_bytes = 16;
+  for (const Call& c : calls)
+    ws_bytes = std::max(ws_bytes, cuda::tensor_reduce_workspace_bytes(c.op, TensorView::contiguous(d_in.get(), c.dtype, c.shape.data(), static_cast<int>(c.shape.size()), cu),
+                                                                      c.axes, false));
+  DeviceBuffer ws(ws_bytes), out(static_cast<std::size_t>(n) * 2), vals(static_cast<std::size_t>(n));
+  FOLDKIT_CUDA_CHECK(cudaMemset(ws.get(), 0, ws_bytes));
+  std::vector<unsigned long long> words(ws_bytes / 8);
+  for (const Call& c : calls) {
+    const TensorView in = TensorView::contiguous(d_in.get(), c.dtype, c.shape.data(), static_cast<int>(c.shape.size()), cu);
+    const ReduceOutput o = cuda::reduce_output_shape(c.op, in, c.axes, false);
+    const TensorView ov = TensorView::contiguous(out.get(), o.dtype, o.shape, o.rank, cu);
+    std::string what = std::string(op_name(c.op)) + " " + dtype_name(c.dtype) + " [";
+    for (std::int64_t d : c.shape) what += std::to_string(d) + " ";
+    what += "] axes " + std::to_string(c.axes[0]) + (c.axes.size() > 1 ? ",.." : "") + ": " + cuda::describe_reduce(c.op, in, c.axes, false, ov);
+    const cuda::Workspace w{ws.get(), ws_bytes};
+    if (c.op == ReduceOp::argmax)
+      cuda::arg_reduce(c.op, in, c.axes, false, ov, TensorView::contiguous(vals.get(), c.dtype, o.shape, o.rank, cu), w, stream);
+    else
+      cuda::reduce(c.op, in, c.axes, false, ov, w, stream);
+    FOLDKIT_CUDA_CHECK(cudaMemcpyAsync(words.data(), ws.get(), words.size() * 8, cudaMemcpyDeviceToHost, stream));
+    FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto dirty = std::find_if(words.begin(), words.end(), [](unsigned long long v) { return v != 0; });
+    ASSERT_TRUE(dirty == words.end()) << what << " left word " << (dirty - words.begin()) << " of the workspace at 0x"
+                                      << std::hex << *dirty;
+    if (c.shape == std::vector<std::int64_t>{32768, 32}) {
+      std::vector<float> got(32);
+      FOLDKIT_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), 32 * sizeof(float), cudaMemcpyDeviceToHost));
+      for (int col = 0; col < 32; ++col) {
+        double want = 0;
+        for (std::int64_t r = 0; r < 32768; ++r) want += host[static_cast<std::size_t>(r * 32 + col)];
+        ASSERT_EQ(static_cast<double>(got[static_cast<std::size_t>(col)]), want) << what << ", column " << col;
+      }
+    }
+  }
+}
+
 // ---- the same bits on every call ---------------------------------------------------------------
 
 TEST_F(CudaTensorReduce, SameBitsOnEveryCall) {
