@@ -280,8 +280,8 @@ TEST_F(CudaTensorReduce, OuterFlatBackToBackOnAStream) {
       return TensorView::contiguous(static_cast<float*>(d_out.get()) + k * cols, DType::f32, {cols}, cu);
     };
     SCOPED_TRACE(std::to_string(rows) + " x 32: " + cuda::describe_reduce(ReduceOp::sum, input(0), {0}, false, output(0)));
-    // Other users of the stream's workspace first: split outer columns, an argmax over dim 0,
-    // the full-array sum (their outputs in the first call's slot, poisoned again below).
+    // Other users of the stream's workspace first: a sum over dim 0 of 1024 columns and the
+    // full-array sum (their outputs in the first calls' slots, poisoned again below).
     cuda::reduce(ReduceOp::sum, TensorView::contiguous(d_in.get(), DType::f32, {rows * cols / 1024, 1024}, cu), {0}, false,
                  TensorView::contiguous(d_out.get(), DType::f32, {1024}, cu), stream);
     cuda::reduce(ReduceOp::sum, input(1), {}, false, TensorView::contiguous(d_out.get(), DType::f32, {}, cu), stream);

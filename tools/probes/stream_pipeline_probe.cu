@@ -45,12 +45,6 @@ constexpr int kThreads = 256;
 constexpr int kChunksPerThread = 8;                      // 16-byte chunks: 32 floats a thread
 constexpr int kTileChunks = kThreads * kChunksPerThread;  // 32 KiB
 
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wait_copies_but() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
 // Issues tile t's copies into `buf` (chunks past the input are skipped: the work reads zeros
 // there, see below).
 __device__ __forceinline__ void issue_tile(uint4* buf, const uint4* in, long long chunks, long long t) {
@@ -124,13 +118,13 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const uint4* __restr
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (t0 + s < t1) issue_tile(ring + s * kTileChunks, in, chunks, t0 + s);
-    commit_copies();  // (an empty group where there is no tile: wait_group's count stays right)
+    tile_io::commit_copies();  // (an empty group where there is no tile: wait_group's count stays right)
   }
   for (long long t = t0; t < t1; ++t) {
     const long long ahead = t + kStages - 1;
     if (ahead < t1) issue_tile(ring + ((ahead - t0) % kStages) * kTileChunks, in, chunks, ahead);
-    commit_copies();
-    wait_copies_but<kStages - 1>();  // tile t's group (and every older one) has landed
+    tile_io::commit_copies();
+    tile_io::wait_copies_but<kStages - 1>();  // tile t's group (and every older one) has landed
     __syncthreads();
     work_on_tile<kWork>(ring + ((t - t0) % kStages) * kTileChunks, out, t, red);  // (ends with a barrier)
   }

@@ -55,6 +55,14 @@ __device__ __forceinline__ void copy_async(void* dst_shared, const void* src) {
 
 // Waits for this thread's copies; the caller then synchronises the block.
 __device__ __forceinline__ void wait_all_copies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+// Copy groups, for several tiles in flight: commit_copies closes this thread's copies issued
+// since the last commit into one group; wait_copies_but<N> waits until at most the N newest
+// groups are still in flight.
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wait_copies_but() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 
 // Named barriers (ids 1-15; __syncthreads uses 0) of kCount threads, whole warps: sync waits
 // until kCount threads have arrived at barrier kId; arrive counts the warp in and goes on.
