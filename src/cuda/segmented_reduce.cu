@@ -4,10 +4,10 @@
 // algorithm; its instantiations live in segmented_reduce_{int,int64,float,half}.cu).
 //
 // One call, offsets form: prepare_offsets_kernel (validates every offset, setting the workspace
-// flag for a bad one, and finds the merge-path split of every tile boundary), then the main
-// kernel on one block per tile. Begin/end form: prepare_begin_end_kernel (validates the pairs and
-// writes their lengths), foldkit's inclusive scan of the lengths (the virtual offsets), then the
-// main kernel. Everything is stream-ordered; nothing synchronises but validate_offsets().
+// flag for a bad one, zeroes the look-back slots and writes the merge-path split of every tile
+// boundary, in one pass over the offsets), then the main kernel on one block per tile.
+// Begin/end form: prepare_begin_end_kernel (validates the pairs and writes their lengths),
+// foldkit's inclusive scan of the lengths (the virtual offsets), then the main kernel. Everything is stream-ordered; nothing synchronises but validate_offsets().
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -112,8 +112,9 @@ Params params_for(const foldkit::detail::SegmentedCall& c, Workspace ws, const L
   return p;
 }
 
-// The flag, the ticket and the slots zeroed in stream order (segmented_reduce_launch.cuh: a
-// scan on the same workspace leaves flagged words there).
+// The begin/end form's flag, ticket and slots zeroed in stream order (segmented_reduce_launch.cuh:
+// a scan on the same workspace leaves flagged words there; the offsets form's validation kernel
+// zeroes its slots itself).
 void clear_flag_and_slots(Workspace ws, const Layout& l, cudaStream_t stream) {
   detail::check_cuda(cudaMemsetAsync(static_cast<unsigned char*>(ws.ptr) + kSegFlagOffset, 0, l.starts - kSegFlagOffset, stream),
                      "cudaMemsetAsync (segmented_reduce)");
@@ -141,11 +142,11 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
   const std::int64_t tiles = tiles_for(c.n, c.num_segments, c.dtype);
   const Layout l = layout(tiles, c.num_segments, true, 0);
   Params p = params_for(c, ws, l, d_status);
-  clear_flag_and_slots(ws, l, stream);
   p.prefetch_tiles = prefetch_tiles >= 0 ? prefetch_tiles : prefetch_tiles_for(tiles, c.op, c.dtype, facts.sm_count);
-  prepare_offsets_kernel<<<grid_for(std::max(c.num_segments, tiles) + 1), kPrepThreads, 0, stream>>>(
+  // (It zeroes the slots too: no memset before it.)
+  prepare_offsets_kernel<<<prepare_offsets_blocks(c.num_segments, tiles), kPrepThreads, 0, stream>>>(
       c.offsets, c.num_segments, c.n, tiles, tuning::seg_tile_items(element), p.header,
-      p.starts, p.stops);
+      p.starts, p.stops, p.slots, static_cast<int>(kSlotWords));
   detail::check_cuda(cudaGetLastError(), "segmented_reduce validation kernel launch");
   visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
     launch_main<decltype(op_tag)::value, decltype(tag), true>(p, static_cast<unsigned>(tiles), stream);

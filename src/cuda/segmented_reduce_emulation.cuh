@@ -270,6 +270,16 @@ inline unsigned atomicOr(unsigned* p, unsigned v) {
   *p = old | v;
   return old;
 }
+inline int atomicExch(int* p, int v) {
+  const int old = *p;
+  *p = v;
+  return old;
+}
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  const unsigned long long old = *p;
+  *p = old + v;
+  return old;
+}
 inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
   const unsigned long long old = *p;
   if (v < old) *p = v;
@@ -325,14 +335,14 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
     }
     return p;
   }
-  std::memset(base + kSegFlagOffset, 0, l.starts - kSegFlagOffset);  // segmented_reduce.cu's clear_flag_and_slots
   if (by_offsets) {
     p.offsets = offsets;
-    const std::int64_t threads = std::max(num_segments, tiles) + 1;
-    run_simple(static_cast<unsigned>((threads + kT - 1) / kT), kT, [&] {
-      prepare_offsets_kernel(offsets, num_segments, n, tiles, tile, p.header, p.starts, p.stops);
+    run_grid(prepare_offsets_blocks(num_segments, tiles), kT, resident, order_seed, [&] {
+      prepare_offsets_kernel(offsets, num_segments, n, tiles, tile, p.header, p.starts, p.stops, p.slots,
+                             static_cast<int>(kSlotWords));
     });
   } else {
+    std::memset(base + kSegFlagOffset, 0, l.starts - kSegFlagOffset);  // segmented_reduce.cu's clear_flag_and_slots
     auto* voff = reinterpret_cast<std::int64_t*>(base + l.voff);
     p.offsets = voff;
     p.begin = begin;

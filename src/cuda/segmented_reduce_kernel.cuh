@@ -8,9 +8,9 @@
 // equal runs of kTile diagonals (tuning/segmented_reduce_tuning.hpp), so a tile holds at most
 // kTile elements AND ends: 2^20 empty segments cost what 2^20 elements cost, and a segment of 2^24
 // elements is spread over thousands of tiles. The split (i, j) of a diagonal d (i = the number
-// of ends before d) is found by a binary search in the offsets: for the offsets form the
-// validation kernel does it for every tile boundary; for begin/end pairs each block searches its
-// own (a block-wide 257-ary search) in the virtual offsets, see below.
+// of ends before d): for the offsets form the validation kernel writes every tile boundary's in
+// its pass over the offsets (segmented_reduce_prepare.cuh); for begin/end pairs each block
+// searches its own (a block-wide 257-ary search) in the virtual offsets, see below.
 //
 // One tile (offsets form): the block copies the tile's elements into shared memory with 16-byte
 // cp.async (aligned 16-byte chunks of the input, XOR-swizzled; chunks at the array's ends element
@@ -513,7 +513,9 @@ struct SegKernel {
             atomicOr(&sm.zmask[o], bit);
           } else {
             atomicOr(&sm.lmask[o], bit);
-            if (prev <= 0 || static_cast<int>((prev - 1 + h) >> kItemsLog2) != o) sm.firstq[o] = q;
+            // (One writer per owner for valid offsets; with bad ones several may write, the
+            // block then exiting on the flag: an atomic store keeps that race-free.)
+            if (prev <= 0 || static_cast<int>((prev - 1 + h) >> kItemsLog2) != o) atomicExch(&sm.firstq[o], q);
           }
         }
       }
@@ -654,6 +656,8 @@ struct SegKernel {
       if (p.status != nullptr) *p.status = sm.flag != 0 ? 1 : 0;
       p.header[0] = 0u;
       p.header[1] = 0u;
+      p.header[2] = 0u;  // the validation kernel's boundary budget (segmented_reduce_prepare.cuh)
+      p.header[3] = 0u;
     }
   }
 

@@ -14,7 +14,8 @@ namespace foldkit::cuda::seg {
 
 // Workspace layout (16-byte aligned pieces):
 //   [0, 256)  header: at byte kSegFlagOffset the flag (u32: 1 = the validation kernel found bad
-//             offsets) and the ticket (u32). Bytes 0-7 are never touched: a stream's cached
+//             offsets), the ticket (u32) and the offsets form's boundary budget (u64,
+//             segmented_reduce_prepare.cuh). Bytes 0-7 are never touched: a stream's cached
 //             workspace serves the scans too, whose ticket and epoch live there
 //             (device/scan_layout.hpp)
 //   slots     one kSlotBytes slot per tile (block): the partial of the segment open at the tile's
@@ -24,13 +25,14 @@ namespace foldkit::cuda::seg {
 //             that each copy has one reader, which zeroes it)
 //   voff      begin/end form: num_segments + 1 virtual offsets
 //   scan      begin/end form: the workspace of the inclusive scan that builds voff
-// Each call zeroes [kSegFlagOffset, starts) first (a memset in stream order): a scan on the same
+// Each call zeroes the slots first (the offsets form's validation kernel, thread g slot g; the
+// begin/end form a memset of [kSegFlagOffset, starts) in stream order): a scan on the same
 // cached workspace leaves its tile states there flagged with its epoch + 1, which the slots'
 // "published" flag (1) matches, so a reader would take a stale word for a partial (rare wrong
 // results in long segments: 2 in ~25 runs of the random GPU cases, not reproduced by their
 // seeds, 2026-11-27). And every call leaves what it used zero, so that a scan after it finds no
-// flagged word of its own epoch either: the last block to take a ticket clears the flag and
-// ticket; the tile where a spanning segment ends clears the slots it folded; each block zeroes
+// flagged word of its own epoch either: the last block to take a ticket clears the flag, the
+// ticket and the budget; the tile where a spanning segment ends clears the slots it folded; each block zeroes
 // its two splits (also when the offsets were bad); voff and the begin/end form's scan workspace
 // (whose tile states that scan leaves flagged with epoch 1) are cleared by a memset after the
 // kernel. (The begin/end validation kernel zeroes the scan's workspace first, which the scan

@@ -405,10 +405,11 @@ TEST(CudaSegmentedEmulated, SpanningSegmentsAnyBlockOrder) {
 }
 
 // A scan on the same cached workspace leaves its tile states flagged with its epoch + 1 (1 after
-// a zeroed start: the slots' own "published" flag) and its epoch in bytes 0-7. A segmented call
-// on such a workspace gives the bytes it gives on a clean one, and leaves the scan's epoch as it
-// was. (Before the fix: stale words read as published partials, and the flag and ticket sat on
-// the scan's epoch.)
+// a zeroed start: the slots' own "published" flag) from byte 256 on, and its epoch in bytes 0-7;
+// it never writes the header's bytes 8-255 (scan_layout.hpp), which every segmented call leaves
+// zero. A segmented call on such a workspace gives the bytes it gives on a clean one, and leaves
+// the scan's epoch as it was. (Before the fix: stale words read as published partials, and the
+// flag and ticket sat on the scan's epoch.)
 TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
@@ -417,7 +418,7 @@ TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
     const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
     const I64 S = g.count();
     std::vector<unsigned char> clean_ws, dirty_ws(8 << 20);
-    for (std::size_t w = 0; w + 8 <= dirty_ws.size(); w += 8) {
+    for (std::size_t w = 256 + 16; w + 8 <= dirty_ws.size(); w += 8) {  // (run_call aligns the base up to 16)
       const std::uint64_t word = (std::uint64_t{1} << 32) | (rng.next() & 0xffffffffu);
       std::memcpy(dirty_ws.data() + w, &word, 8);
     }
@@ -467,6 +468,29 @@ TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
     const Segs ok = random_offsets(rng, 40000, 1);
     run_and_check<ReduceOp::sum, float>(Backend::emulated_cuda, ok, make_data<ReduceOp::sum, float>(rng, ok.n), false, &ws,
                                         rng, false);
+  }
+  // Offsets whose even blocks (the validation kernel's: kSegPrepareSegments offsets) climb
+  // 0 -> n, each odd one dropping back to 0 inside (a bad pair): every even block, valid on its
+  // own, owns every tile boundary. The validation kernel's budget stops all but the first
+  // (status 1, nothing written, the budget word left zero) instead of writing (blocks x tiles)
+  // splits. (The bound itself shows in time only.)
+  {
+    const I64 per = cuda::tuning::kSegPrepareSegments;
+    const I64 n = 8188 * 300, S = per * 5;
+    std::vector<I64> off(static_cast<std::size_t>(S + 1), 0);
+    for (I64 s = 0; s <= S; ++s) {
+      const I64 r = s % per;
+      if ((s / per) % 2 == 0) off[static_cast<std::size_t>(s)] = r * n / (per - 1);
+      else off[static_cast<std::size_t>(s)] = r == 0 ? n : 0;
+    }
+    const std::vector<float> big(static_cast<std::size_t>(n), 1.0f);
+    std::vector<float> out(static_cast<std::size_t>(S), -123.0f);
+    std::int32_t status = 5;
+    cuda::seg::emu::run_call<ReduceOp::sum, float>(big.data(), n, true, off.data(), nullptr, nullptr, S, out.data(),
+                                                   nullptr, &status, ws, rng.next() | 1);
+    EXPECT_EQ(status, 1);
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == -123.0f; })) << "written";
+    EXPECT_TRUE(std::all_of(ws.begin(), ws.end(), [](unsigned char c) { return c == 0; })) << "workspace left dirty";
   }
   // Begin/end: a bad pair.
   std::vector<I64> b = {0, 10, 5}, e = {3, 9, 7};
