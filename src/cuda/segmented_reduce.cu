@@ -7,7 +7,8 @@
 // flag for a bad one, zeroes the look-back slots and writes the merge-path split of every tile
 // boundary, in one pass over the offsets), then the main kernel on one block per tile.
 // Begin/end form: prepare_begin_end_kernel (validates the pairs and writes their lengths),
-// foldkit's inclusive scan of the lengths (the virtual offsets), then the main kernel. Everything is stream-ordered; nothing synchronises but validate_offsets().
+// foldkit's inclusive scan of the lengths (the virtual offsets), then the main kernel.
+// Everything is stream-ordered; nothing synchronises but validate_offsets().
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -146,7 +147,7 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
   // (It zeroes the slots too: no memset before it.)
   prepare_offsets_kernel<<<prepare_offsets_blocks(c.num_segments, tiles), kPrepThreads, 0, stream>>>(
       c.offsets, c.num_segments, c.n, tiles, tuning::seg_tile_items(element), p.header,
-      p.starts, p.stops, p.slots, static_cast<int>(kSlotWords));
+      p.starts, p.stops, p.slots);
   detail::check_cuda(cudaGetLastError(), "segmented_reduce validation kernel launch");
   visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
     launch_main<decltype(op_tag)::value, decltype(tag), true>(p, static_cast<unsigned>(tiles), stream);

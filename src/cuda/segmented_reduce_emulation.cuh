@@ -338,8 +338,7 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
   if (by_offsets) {
     p.offsets = offsets;
     run_grid(prepare_offsets_blocks(num_segments, tiles), kT, resident, order_seed, [&] {
-      prepare_offsets_kernel(offsets, num_segments, n, tiles, tile, p.header, p.starts, p.stops, p.slots,
-                             static_cast<int>(kSlotWords));
+      prepare_offsets_kernel(offsets, num_segments, n, tiles, tile, p.header, p.starts, p.stops, p.slots);
     });
   } else {
     std::memset(base + kSegFlagOffset, 0, l.starts - kSegFlagOffset);  // segmented_reduce.cu's clear_flag_and_slots

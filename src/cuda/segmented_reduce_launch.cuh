@@ -32,8 +32,8 @@ namespace foldkit::cuda::seg {
 // results in long segments: 2 in ~25 runs of the random GPU cases, not reproduced by their
 // seeds, 2026-11-27). And every call leaves what it used zero, so that a scan after it finds no
 // flagged word of its own epoch either: the last block to take a ticket clears the flag, the
-// ticket and the budget; the tile where a spanning segment ends clears the slots it folded; each block zeroes
-// its two splits (also when the offsets were bad); voff and the begin/end form's scan workspace
+// ticket and the budget; the tile where a spanning segment ends clears the slots it folded;
+// each block zeroes its two splits (also when the offsets were bad); voff and the begin/end form's scan workspace
 // (whose tile states that scan leaves flagged with epoch 1) are cleared by a memset after the
 // kernel. (The begin/end validation kernel zeroes the scan's workspace first, which the scan
 // needs zeroed.)

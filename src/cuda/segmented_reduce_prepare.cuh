@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
+#include "segmented_reduce_launch.cuh"  // kSlotWords
 
 namespace foldkit::cuda::seg {
 
@@ -48,7 +49,7 @@ inline unsigned prepare_offsets_blocks(std::int64_t num_segments, std::int64_t t
 __global__ void __launch_bounds__(tuning::kSegPrepareThreads)
     prepare_offsets_kernel(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n, std::int64_t tiles,
                            std::int64_t tile_items, unsigned* flag, longlong2* starts, longlong2* stops,
-                           unsigned long long* slots, int slot_words) {
+                           unsigned long long* slots) {
   constexpr int kThreads = tuning::kSegPrepareThreads;
   constexpr int kSegs = tuning::kSegPrepareSegments;
   constexpr int kPer = kSegs / kThreads;
@@ -69,7 +70,8 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads)
     }
   }
   for (std::int64_t g = s0 + t; g < s0 + kSegs && g < tiles; g += kThreads)
-    for (int k = 0; k < slot_words; ++k) slots[g * slot_words + k] = 0ull;
+#pragma unroll
+    for (std::size_t k = 0; k < kSlotWords; ++k) slots[g * kSlotWords + k] = 0ull;
   if (s0 > S) return;
   const int last = static_cast<int>(S - s0 < kSegs - 1 ? S - s0 : kSegs - 1);  // the block's last segment (or S)
   const int top = S - s0 < kSegs ? last : kSegs;  // the last offset loaded

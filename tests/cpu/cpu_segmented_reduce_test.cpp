@@ -418,7 +418,9 @@ TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
     const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
     const I64 S = g.count();
     std::vector<unsigned char> clean_ws, dirty_ws(8 << 20);
-    for (std::size_t w = 256 + 16; w + 8 <= dirty_ws.size(); w += 8) {  // (run_call aligns the base up to 16)
+    // From byte 256 of the workspace as run_call places it (its base aligned up to 16 bytes).
+    const std::size_t base = (16 - reinterpret_cast<std::uintptr_t>(dirty_ws.data()) % 16) % 16;
+    for (std::size_t w = base + 256; w + 8 <= dirty_ws.size(); w += 8) {
       const std::uint64_t word = (std::uint64_t{1} << 32) | (rng.next() & 0xffffffffu);
       std::memcpy(dirty_ws.data() + w, &word, 8);
     }
@@ -437,6 +439,15 @@ TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
     std::uint64_t epoch_after = 0;
     std::memcpy(&epoch_after, dirty_ws.data(), 8);
     EXPECT_EQ(epoch_after, epoch_word) << "the scan's epoch was changed";
+    // The call's slots and splits come back zero, the scan's leftovers among them too (the
+    // validation kernel zeroes every slot; the readers and the blocks clear what they used).
+    const I64 tiles = (g.n + S + cuda::tuning::seg_tile_items(sizeof(float)) - 1) / cuda::tuning::seg_tile_items(sizeof(float));
+    const cuda::seg::Layout l = cuda::seg::layout(tiles, S, true, 0);
+    const auto from = dirty_ws.begin() + static_cast<std::ptrdiff_t>(base + l.slots);
+    const auto dirty = std::find_if(from, dirty_ws.begin() + static_cast<std::ptrdiff_t>(base + l.bytes),
+                                    [](unsigned char c) { return c != 0; });
+    EXPECT_TRUE(dirty == dirty_ws.begin() + static_cast<std::ptrdiff_t>(base + l.bytes))
+        << "byte " << (dirty - from) << " of the slots and splits left nonzero, " << g.what;
   }
 }
 
