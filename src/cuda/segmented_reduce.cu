@@ -110,6 +110,8 @@ Params params_for(const foldkit::detail::SegmentedCall& c, Workspace ws, const L
   p.stops = reinterpret_cast<longlong2*>(base + l.stops);
   p.status = d_status;
   p.prefetch_tiles = 0;
+  p.tiles = 0;
+  p.tiles_per_block = 1;
   return p;
 }
 
@@ -124,14 +126,16 @@ void clear_flag_and_slots(Workspace ws, const Layout& l, cudaStream_t stream) {
 // The L2 prefetch distance of an offsets-form call of `tiles` tiles (tiles ahead; 0: none).
 int prefetch_tiles_for(std::int64_t tiles, ReduceOp op, DType dtype, int sm_count) {
   const bool mean_or_arg = op == ReduceOp::mean || op == ReduceOp::argmin || op == ReduceOp::argmax;
-  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * tuning::seg_min_blocks(true, mean_or_arg);
+  const std::int64_t wave =
+      static_cast<std::int64_t>(sm_count) *
+      tuning::seg_min_blocks(true, mean_or_arg, op == ReduceOp::min || op == ReduceOp::max, dtype_size(dtype));
   return tiles >= tuning::kSegPrefetchMinWaves * wave ? tuning::seg_prefetch_tiles(dtype_size(dtype)) : 0;
 }
 
 // The offsets form with a checked workspace (all checks done). prefetch_tiles >= 0 overrides the
-// L2 prefetch distance (detail::segmented_reduce_with_prefetch).
+// L2 prefetch distance, tiles_per_block > 0 the tiles a block takes (detail::segmented_reduce_with_tuning).
 void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, const detail::DeviceFacts& facts,
-                     cudaStream_t stream, std::int32_t* d_status, int prefetch_tiles = -1) {
+                     cudaStream_t stream, std::int32_t* d_status, int prefetch_tiles = -1, int tiles_per_block = 0) {
   if (c.num_segments == 0) {
     if (d_status != nullptr) {
       offsets_status_kernel<<<1, 1, 0, stream>>>(c.offsets, c.n, d_status);
@@ -144,13 +148,16 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
   const Layout l = layout(tiles, c.num_segments, true, 0);
   Params p = params_for(c, ws, l, d_status);
   p.prefetch_tiles = prefetch_tiles >= 0 ? prefetch_tiles : prefetch_tiles_for(tiles, c.op, c.dtype, facts.sm_count);
+  p.tiles = tiles;
+  p.tiles_per_block = tiles_per_block > 0 ? tiles_per_block : tuning::kSegTilesPerBlock;
+  const auto grid = static_cast<unsigned>((tiles + p.tiles_per_block - 1) / p.tiles_per_block);
   // (It zeroes the slots too: no memset before it.)
   prepare_offsets_kernel<<<prepare_offsets_blocks(c.num_segments, tiles), kPrepThreads, 0, stream>>>(
       c.offsets, c.num_segments, c.n, tiles, tuning::seg_tile_items(element), p.header,
       p.starts, p.stops, p.slots);
   detail::check_cuda(cudaGetLastError(), "segmented_reduce validation kernel launch");
   visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
-    launch_main<decltype(op_tag)::value, decltype(tag), true>(p, static_cast<unsigned>(tiles), stream);
+    launch_main<decltype(op_tag)::value, decltype(tag), true>(p, grid, stream);
   });
   detail::check_cuda(cudaGetLastError(), "segmented_reduce kernel launch");
 }
@@ -204,11 +211,11 @@ foldkit::detail::SegmentedCall offsets_call(const char* api, ReduceOp op, DType 
 // enqueue_offsets).
 void offsets_with_workspace(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
                             std::int64_t num_segments, void* d_out, Workspace ws, cudaStream_t stream,
-                            std::int32_t* d_status, int prefetch_tiles) {
+                            std::int32_t* d_status, int prefetch_tiles, int tiles_per_block = 0) {
   const auto c = offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false, nullptr);
   const detail::DeviceFacts facts = check_call(c, d_status);
   check_workspace(c.api, ws, offsets_workspace_bytes(n, num_segments, dtype), facts.device);
-  enqueue_offsets(c, ws, facts, stream, d_status, prefetch_tiles);
+  enqueue_offsets(c, ws, facts, stream, d_status, prefetch_tiles, tiles_per_block);
 }
 
 }  // namespace
@@ -261,11 +268,13 @@ void segmented_arg_reduce(ReduceOp op, DType dtype, const void* d_in, std::int64
 
 namespace detail {
 
-void segmented_reduce_with_prefetch(ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
-                                    const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out,
-                                    Workspace ws, cudaStream_t stream, int prefetch_tiles) {
-  if (prefetch_tiles < 0) throw Error(Errc::invalid_argument, "segmented_reduce_with_prefetch: prefetch_tiles is negative");
-  seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, nullptr, prefetch_tiles);
+void segmented_reduce_with_tuning(ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
+                                  const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out, Workspace ws,
+                                  cudaStream_t stream, int prefetch_tiles, int tiles_per_block) {
+  if (prefetch_tiles < -1) throw Error(Errc::invalid_argument, "segmented_reduce_with_tuning: prefetch_tiles < -1");
+  if (tiles_per_block < 0) throw Error(Errc::invalid_argument, "segmented_reduce_with_tuning: tiles_per_block < 0");
+  seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, nullptr, prefetch_tiles,
+                              tiles_per_block);
 }
 
 int segmented_reduce_prefetch_tiles(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype) {

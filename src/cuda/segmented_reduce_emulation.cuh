@@ -305,11 +305,13 @@ namespace foldkit::cuda::seg::emu {
 // A whole call on host memory, as segmented_reduce.cu enqueues it (the begin/end form's scan of
 // the lengths done on the host). `ws` is the call's workspace, zero-filled when grown (pass the
 // same vector to later calls: the kernels must leave it zeroed). `resident` blocks run at once
-// (1: one after another), fibers in an order drawn from `order_seed` (0: in thread order).
+// (1: one after another), fibers in an order drawn from `order_seed` (0: in thread order). The
+// offsets form's blocks take `tiles_per_block` consecutive tiles each.
 template <ReduceOp Op, class T>
 Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t* offsets, const std::int64_t* begin,
                 const std::int64_t* end, std::int64_t num_segments, void* out, void* values, std::int32_t* status,
-                std::vector<unsigned char>& ws, std::uint64_t order_seed, int resident = 3) {
+                std::vector<unsigned char>& ws, std::uint64_t order_seed, int resident = 3,
+                int tiles_per_block = tuning::kSegTilesPerBlock) {
   const std::int64_t tile = tuning::seg_tile_items(sizeof(T));
   const std::int64_t tiles = (n + num_segments + tile - 1) / tile;
   const Layout l = layout(tiles, num_segments, by_offsets, 0);
@@ -327,6 +329,8 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
   p.starts = reinterpret_cast<longlong2*>(base + l.starts);
   p.stops = reinterpret_cast<longlong2*>(base + l.stops);
   p.status = status;
+  p.tiles = tiles;
+  p.tiles_per_block = tiles_per_block;
   constexpr unsigned kT = tuning::kSegPrepareThreads;
   if (num_segments == 0) {  // as segmented_reduce.cu: only the status
     if (status != nullptr) {
@@ -350,7 +354,8 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
     });
     for (std::int64_t s = 1; s <= num_segments; ++s) voff[s] += voff[s - 1];  // the inclusive scan
   }
-  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(tiles, tuning::kSegBeginEndMinBlocks));
+  const auto grid = static_cast<unsigned>(by_offsets ? (tiles + tiles_per_block - 1) / tiles_per_block
+                                                     : std::max<std::int64_t>(tiles, tuning::kSegBeginEndMinBlocks));
   if (by_offsets) {
     run_grid(grid, tuning::kSegThreads, resident, order_seed, [&] { segmented_reduce_kernel<Op, T, true>(p); });
   } else {

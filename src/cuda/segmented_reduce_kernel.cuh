@@ -117,7 +117,8 @@ struct SegKernel {
   static_assert(kItemsLog2 > 0, "a power of two up to 32 positions per thread");
   static constexpr int kTile = tuning::seg_tile_items(sizeof(T));
   static constexpr int kBufBytes = tuning::seg_buffer_bytes(sizeof(T));
-  static constexpr int kMinBlocks = tuning::seg_min_blocks(kByOffsets, kArg || Op == ReduceOp::mean);
+  static constexpr int kMinBlocks = tuning::seg_min_blocks(kByOffsets, kArg || Op == ReduceOp::mean,
+                                                           Op == ReduceOp::min || Op == ReduceOp::max, sizeof(T));
   static constexpr int kWords = (static_cast<int>(sizeof(A)) + 3) / 4;  // flagged 8-byte words per slot
   static constexpr int kBatch = 4 / kWords > 0 ? 4 / kWords : 1;          // slots loaded per poll round
   static_assert(kItems % kVec == 0 && kWords <= static_cast<int>(kSlotWords));
@@ -132,9 +133,14 @@ struct SegKernel {
     BlockReduceStorage<A> reduce;
     std::int64_t i0, j0c, start0;  // the current tile's first segment, first element, i0's start - j0c
     std::int64_t i1;               // the current tile's end split's segment
+    std::int64_t tb;               // the block's first diagonal (held here, not in registers across the walk)
+    std::int64_t t_end;            // offsets form: the block's tiles end here
     std::int64_t head_s;           // a head segment left for the whole block to fold (-1: none)
     A head_v;                      // its partial over this block's tiles
     int flag;
+    // Offsets form, blocks of several tiles: the next tile's start and stop splits, copied in
+    // (cp.async) with the current tile's elements; two sets, by tile parity.
+    alignas(16) longlong2 next_split[2][2];
     // Offsets form: per thread, bit i = its buffer position i is the last element of a segment
     // (lmask), of a segment followed by empty ones (zmask); firstq: its first such segment.
     unsigned lmask[kThreads], zmask[kThreads];
@@ -453,14 +459,14 @@ struct SegKernel {
     }
   }
 
-  // One tile: ends [i0, i1), elements [j0, j1) (diagonals from the block's tile start `tb`; its
-  // tiles are `tile_items` diagonals each). `running`: the partial of the segment open at the
+  // One tile: ends [i0, i1), elements [j0, j1) (`tb`: the first diagonal of the block's tiles).
+  // `running`: the partial of the segment open at the
   // tile's start, from the block's earlier tiles; updated to the one open at its end. `first`:
   // the block's first tile, which reads the flag (thread 0) while its loads are in flight;
   // returns false, having written nothing, when the flag is set. [pf_a, pf_b): elements to
   // prefetch into L2 once this tile's loads are issued.
   __device__ __forceinline__ bool tile(std::int64_t i0, std::int64_t j0, std::int64_t i1, std::int64_t j1,
-                                       std::int64_t lo, std::int64_t hi, std::int64_t tb, std::int64_t tile_items,
+                                       std::int64_t lo, std::int64_t hi, std::int64_t tb,
                                        bool first, unsigned& ticket, A& running, std::int64_t pf_a = 0,
                                        std::int64_t pf_b = 0) {
     const std::int64_t j0c = j0 < lo ? lo : (j0 > hi ? hi : j0);
@@ -533,6 +539,7 @@ struct SegKernel {
       }
       sm.i0 = i0;
       sm.i1 = i1;
+      sm.tb = tb;
       sm.j0c = j0c;
       sm.start0 = vstart(i0) - j0c;  // i0 <= num_segments: the offsets have that entry
     }
@@ -573,7 +580,7 @@ struct SegKernel {
       const A carry = ex.f ? ex.v : (tid == 0 ? running : f(running, ex.v));
       const A v = f(carry, pend_v);
       const std::int64_t first_item = sm.i0 + pend_q + sm.j0c + start_rel(ends, pend_q);
-      if (first_item < tb) {
+      if (first_item < sm.tb) {
         // Began before this block's tiles: the earlier tiles' partials come first; folded after
         // the block's tiles (run()), out of the walk's way.
         sm.head_s = sm.i0 + pend_q;
@@ -644,14 +651,19 @@ struct SegKernel {
     }
   }
 
-  // The block's end, on every path (thread 0): the offsets form's block zeroes its two splits;
-  // the last block to take a ticket writes *status and clears the header.
+  // The block's end, on every path (every thread calls it): the offsets form's block zeroes the
+  // two splits of each of its tiles; the last block to take a ticket writes *status and clears
+  // the header.
   __device__ __forceinline__ void retire(std::int64_t k, unsigned ticket) const {
-    if (tid != 0) return;
     if constexpr (kByOffsets) {
-      p.starts[k] = make_longlong2(0, 0);
-      p.stops[k] = make_longlong2(0, 0);
+      const std::int64_t t0 = k * p.tiles_per_block;
+      const std::int64_t t1 = t0 + p.tiles_per_block < p.tiles ? t0 + p.tiles_per_block : p.tiles;
+      for (std::int64_t t = t0 + tid; t < t1; t += kThreads) {
+        p.starts[t] = make_longlong2(0, 0);
+        p.stops[t] = make_longlong2(0, 0);
+      }
     }
+    if (tid != 0) return;
     if (ticket == gridDim.x - 1) {
       if (p.status != nullptr) *p.status = sm.flag != 0 ? 1 : 0;
       p.header[0] = 0u;
@@ -669,30 +681,56 @@ struct SegKernel {
     std::int64_t te, tile_items = kTile;
     if (tid == 0) sm.head_s = -1;
     if constexpr (kByOffsets) {
-      // Everything clamped so that, whatever the offsets hold (the flag is read later), every
-      // address stays inside the input, the offsets and the shared buffer; valid offsets pass
-      // unchanged. lo, hi: where the segments begin and end.
+      // Block k takes tiles t0 .. t0 + G - 1 (p.tiles_per_block, fewer at the end), carrying the partial of
+      // the segment open between them in `running` (as the begin/end form does); its slot and
+      // head are per block, so the look-back sees blocks of tile_items diagonals. Tile t + 1's
+      // splits are copied into shared memory with tile t's elements, so that only the block's
+      // first tile waits for its split before its copies (the split loads cost 16 us of 462 at
+      // one tile a block, 2^22 segments; perf.md).
+      // Only t lives in registers across tile(): the splits are loaded inside the iteration (8
+      // registers carried from one tile to the next made the f32 / f16 sums spill 16-32 bytes at
+      // 6 blocks per SM) and the block's last tile is read from shared memory (a barrier inside
+      // tile() keeps the compiler from hoisting it).
+      const std::int64_t t0 = k * p.tiles_per_block;
+      if (tid == 0) sm.t_end = t0 + p.tiles_per_block < p.tiles ? t0 + p.tiles_per_block : p.tiles;
       const std::int64_t n = p.n;
-      std::int64_t lo = p.offsets[0], hi = p.offsets[S];
-      lo = lo < 0 ? 0 : (lo > n ? n : lo);
-      hi = hi < lo ? lo : (hi > n ? n : hi);
-      const longlong2 s0 = p.starts[k], s1 = p.stops[k];
-      const std::int64_t i0 = s0.x < 0 ? 0 : (s0.x > S ? S : s0.x);
-      const std::int64_t j0 = s0.y < 0 ? 0 : (s0.y > n ? n : s0.y);
-      const std::int64_t j1 = s1.y < j0 ? j0 : (s1.y > j0 + kTile ? j0 + kTile : (s1.y > n ? n : s1.y));
-      const std::int64_t i_cap = i0 + (kTile - (j1 - j0)) < S ? i0 + (kTile - (j1 - j0)) : S;
-      const std::int64_t i1 = s1.x < i0 ? i0 : (s1.x > i_cap ? i_cap : s1.x);
-      // L2 prefetch of tile k + prefetch_tiles's elements (thread 0, issued in tile() after this
-      // tile's own loads; a split already zeroed by its block gives an empty range).
-      std::int64_t pf_a = 0, pf_b = 0;
-      if (p.prefetch_tiles > 0 && tid == 0 && k + p.prefetch_tiles < gridDim.x) {
-        pf_a = p.starts[k + p.prefetch_tiles].y;
-        pf_b = p.stops[k + p.prefetch_tiles].y;
-        pf_a = pf_a < lo ? lo : pf_a;
-        pf_b = pf_b > hi ? hi : pf_b;
-      }
-      if (!tile(i0, j0, i1, j1, lo, hi, k * kTile, kTile, true, ticket, running, pf_a, pf_b)) return retire(k, ticket);
-      te = (k + 1) * kTile < p.n + S ? (k + 1) * kTile : p.n + S;
+      std::int64_t t = t0;
+#pragma unroll 1
+      do {
+        const bool first = t == k * p.tiles_per_block;
+        const longlong2 s0 = first ? p.starts[t] : sm.next_split[t & 1][0];
+        const longlong2 s1 = first ? p.stops[t] : sm.next_split[t & 1][1];
+        // Everything clamped so that, whatever the offsets hold (the flag is read later), every
+        // address stays inside the input, the offsets and the shared buffer; valid offsets pass
+        // unchanged. lo, hi: where the segments begin and end (reloaded each tile, from L1:
+        // held across tile() they made the i32 / u32 means spill).
+        std::int64_t lo = p.offsets[0], hi = p.offsets[S];
+        lo = lo < 0 ? 0 : (lo > n ? n : lo);
+        hi = hi < lo ? lo : (hi > n ? n : hi);
+        const std::int64_t i0 = s0.x < 0 ? 0 : (s0.x > S ? S : s0.x);
+        const std::int64_t j0 = s0.y < 0 ? 0 : (s0.y > n ? n : s0.y);
+        const std::int64_t j1 = s1.y < j0 ? j0 : (s1.y > j0 + kTile ? j0 + kTile : (s1.y > n ? n : s1.y));
+        const std::int64_t i_cap = i0 + (kTile - (j1 - j0)) < S ? i0 + (kTile - (j1 - j0)) : S;
+        const std::int64_t i1 = s1.x < i0 ? i0 : (s1.x > i_cap ? i_cap : s1.x);
+        // L2 prefetch of tile t + prefetch_tiles's elements (thread 0, issued in tile() after this
+        // tile's own loads; a split already zeroed by its block gives an empty range).
+        std::int64_t pf_a = 0, pf_b = 0;
+        if (p.prefetch_tiles > 0 && tid == 0 && t + p.prefetch_tiles < p.tiles) {
+          pf_a = p.starts[t + p.prefetch_tiles].y;
+          pf_b = p.stops[t + p.prefetch_tiles].y;
+          pf_a = pf_a < lo ? lo : pf_a;
+          pf_b = pf_b > hi ? hi : pf_b;
+        }
+        if (!first) __syncthreads();  // the previous tile's buffer and next_split[t & 1] are read
+        if (tid == 0 && t + 1 < sm.t_end) {  // waited for with this tile's elements (tile()'s wait_copies)
+          copy16_async(&sm.next_split[(t + 1) & 1][0], p.starts + (t + 1));
+          copy16_async(&sm.next_split[(t + 1) & 1][1], p.stops + (t + 1));
+        }
+        if (!tile(i0, j0, i1, j1, lo, hi, k * p.tiles_per_block * kTile, first, ticket, running, pf_a, pf_b))
+          return retire(k, ticket);
+      } while (++t < sm.t_end);
+      tile_items = static_cast<std::int64_t>(p.tiles_per_block) * kTile;
+      te = sm.t_end * kTile < p.n + S ? sm.t_end * kTile : p.n + S;
     } else {
       if (tid == 0) {
         const unsigned flag = load_acquire(p.header);
@@ -718,7 +756,7 @@ struct SegKernel {
         const std::int64_t hi_i = i + (dn - d) < S ? i + (dn - d) : S;
         const std::int64_t in_ = search(dn, lo_i, hi_i);
         if (d != tb) __syncthreads();  // the previous tile's buffer is free
-        tile(i, j, in_, dn - in_, 0, hi, tb, tile_items, false, ticket, running);
+        tile(i, j, in_, dn - in_, 0, hi, tb, false, ticket, running);
         i = in_;
         j = dn - in_;
       }

@@ -74,6 +74,8 @@ struct Params {
   longlong2* stops;      // offsets form
   std::int32_t* status;  // or null
   int prefetch_tiles;    // offsets form: L2 prefetch distance in tiles, 0 = none
+  std::int64_t tiles;    // offsets form: tiles of the merge path (the splits' count)
+  int tiles_per_block;   // offsets form: consecutive tiles a block takes (the grid: tiles / this, rounded up)
 };
 
 // The main kernel on `grid` blocks (segmented_reduce_kernel.cuh).

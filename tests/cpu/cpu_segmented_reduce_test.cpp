@@ -81,9 +81,10 @@ void run_and_check(Backend backend, const Segs& g, const Data<T>& d, bool with_v
     }
   } else {
 #if FOLDKIT_SEG_EMULATED
+    // 1-4 resident blocks, 1-4 tiles a block (the offsets form).
     cuda::seg::emu::run_call<Op, T>(x, g.n, g.by_offsets, g.by_offsets ? g.offsets.data() : nullptr, g.begin.data(),
                                     g.end.data(), S, o.out.data(), values, &o.status, *ws, rng.next() | 1,
-                                    static_cast<int>(rng.uniform(1, 4)));
+                                    static_cast<int>(rng.uniform(1, 4)), static_cast<int>(rng.uniform(1, 4)));
     EXPECT_EQ(o.status, 0);
     // Every call leaves the whole workspace zeroed (the convenient forms share the scans' one).
     const auto dirty = std::find_if(ws->begin(), ws->end(), [](unsigned char c) { return c != 0; });

@@ -11,8 +11,10 @@
 // geometry changed, so a row differs from the library's choice by its geometry alone. Each
 // variant's output is checked once against a double reference on sampled outputs.
 // The segmented sums' section: the library's call beside the same call with its L2 prefetch
-// distance forced (detail::segmented_reduce_with_prefetch: none, 1/2 .. 8x the library's), each
-// variant's output compared bit for bit with the library's (the distance changes no result).
+// distance forced (detail::segmented_reduce_with_tuning: none, 1/2 .. 8x the library's; each
+// output compared bit for bit with the library's, the distance changes no result) or its tiles
+// per block (1 .. 16; checked against a double reference: the fold order of spanning segments
+// changes). The CSV's row_tiles column holds the tiles per block.
 // Prints per case every distinct geometry, ranked, with the library's choice marked; one CSV row
 // per (case, variant).
 #include <cuda_runtime_api.h>
@@ -32,6 +34,7 @@
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/tensor_scan.hpp"
 #include "foldkit/cuda/tensor_scan_custom.cuh"
+#include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
 #include "foldkit/cuda/tuning/tensor_scan_tuning.hpp"
 #include "gpu_common.hpp"
 #include "suites.hpp"
@@ -249,53 +252,79 @@ bool AxesScanSweep::run_segmented_case(const axes::Case& c) {
   FKB_CHECK(cudaMalloc(&d_off, offsets.size() * sizeof(std::int64_t)));
   FKB_CHECK(cudaMemcpy(d_off, offsets.data(), offsets.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   ensure_workspace(foldkit::cuda::segmented_reduce_workspace_bytes(n, S, foldkit::ReduceOp::sum, DType::f32));
+  // Variants: other L2 prefetch distances (the library's tiles per block), then other tiles per
+  // block (the library's prefetch rule).
+  struct Variant {
+    int prefetch;  // -1: the library's rule
+    int tiles_per_block;  // 0: the library's
+    std::string what;
+  };
   const int lib_pf = foldkit::cuda::detail::segmented_reduce_prefetch_tiles(n, S, foldkit::ReduceOp::sum, DType::f32);
-  std::vector<int> distances{lib_pf};
+  std::vector<Variant> variants{{lib_pf, 0, "prefetch " + std::to_string(lib_pf) + " (the library's)"}};
   for (int d : lib_pf > 0 ? std::vector<int>{0, lib_pf / 2, 2 * lib_pf, 4 * lib_pf, 8 * lib_pf} : std::vector<int>{16, 64, 256})
-    if (d != lib_pf) distances.push_back(d);
-  auto forced = [&](int d, const void* in, void* out) {
-    foldkit::cuda::detail::segmented_reduce_with_prefetch(foldkit::ReduceOp::sum, DType::f32, in, n, d_off, S, out, ws_, s,
-                                                          d);
+    if (d != lib_pf) variants.push_back({d, 0, "prefetch " + std::to_string(d)});
+  for (int g : {1, 2, 4, 8, 16})
+    if (g != foldkit::cuda::tuning::kSegTilesPerBlock)
+      variants.push_back({-1, g, std::to_string(g) + " tiles a block"});
+  auto forced = [&](const Variant& v, const void* in, void* out) {
+    foldkit::cuda::detail::segmented_reduce_with_tuning(foldkit::ReduceOp::sum, DType::f32, in, n, d_off, S, out, ws_, s,
+                                                        v.prefetch, v.tiles_per_block);
   };
   auto library = [&](const void* in, void* out) {
     foldkit::cuda::segmented_reduce(foldkit::ReduceOp::sum, DType::f32, in, n, d_off, S, out, s);
   };
-  // Checks, once, on input copy 0: every forced distance's bits against the library's.
+  // Checks, once, on input copy 0: a prefetch distance changes no bit (against the library's);
+  // tiles per block change the fold order of segments that span tiles (against a double
+  // reference on sampled segments).
   std::vector<unsigned char> want(out_bytes), got(out_bytes);
   FKB_CHECK(cudaMemsetAsync(outs_.check(0), 0xFF, out_bytes, s));
   library(sess_.pool().copy(0), outs_.check(0));
   FKB_CHECK(cudaStreamSynchronize(s));
   FKB_CHECK(cudaMemcpy(want.data(), outs_.check(0), out_bytes, cudaMemcpyDeviceToHost));
+  std::vector<unsigned char> host_in;
   std::vector<std::string> checks;
   bool ok = true;
-  for (int d : distances) {
+  for (const Variant& v : variants) {
     FKB_CHECK(cudaMemsetAsync(outs_.check(1), 0xFF, out_bytes, s));
-    forced(d, sess_.pool().copy(0), outs_.check(1));
+    forced(v, sess_.pool().copy(0), outs_.check(1));
     FKB_CHECK(cudaStreamSynchronize(s));
     FKB_CHECK(cudaMemcpy(got.data(), outs_.check(1), out_bytes, cudaMemcpyDeviceToHost));
-    checks.push_back(got == want ? "ok (the library's bits)" : "MISMATCH against the library's bits");
-    ok = ok && got == want;
+    if (v.tiles_per_block == 0) {
+      checks.push_back(got == want ? "ok (the library's bits)" : "MISMATCH against the library's bits");
+      ok = ok && got == want;
+    } else {
+      if (host_in.empty()) {
+        host_in.resize(static_cast<std::size_t>(n) * sizeof(float));
+        FKB_CHECK(cudaMemcpy(host_in.data(), sess_.pool().copy(0), host_in.size(), cudaMemcpyDeviceToHost));
+      }
+      const std::string r = axes::check_segmented_sum(axes::HostTensor{host_in.data(), DType::f32, {n}}, offsets,
+                                                      axes::HostOutput{got.data(), DType::f32, false});
+      checks.push_back(r);
+      ok = ok && r.rfind("ok", 0) == 0;
+    }
   }
-  // Timing: the read ceiling's calls, the library's call, then every forced distance.
+  // Timing: the read ceiling's calls, the library's call, then every variant.
   std::vector<Call> calls = sess_.ceiling_calls(static_cast<std::size_t>(n) * sizeof(float));
   const std::size_t ceiling_count = calls.size();
   calls.push_back([&](const void* in) { library(in, outs_.next()); });
-  for (int d : distances) calls.push_back([&, d](const void* in) { forced(d, in, outs_.next()); });
+  for (const Variant& v : variants) calls.push_back([&, v](const void* in) { forced(v, in, outs_.next()); });
   sess_.label_samples(c.name() + " sweep");
   const std::vector<Timing> t = sess_.time_all(calls);
   const CeilingResult ceil = sess_.ceiling_from(std::vector<Timing>(t.begin(), t.begin() + ceiling_count));
   const Timing& lib = t[ceiling_count];
-  std::printf("\n== %s: read ceiling %.2f us; foldkit::cuda::segmented_reduce %.2f us = %.1f %% ==\n", c.name().c_str(),
-              ceil.median_us, lib.median_us, 100.0 * ceil.median_us / lib.median_us);
-  std::printf("  %-40s %10s %10s %7s %9s  %s\n", "L2 prefetch (tiles ahead)", "median us", "batch us", "%read", "vs lib",
-              "check");
-  for (std::size_t k = 0; k < distances.size(); ++k) {
+  std::printf("\n== %s: read ceiling %.2f us; foldkit::cuda::segmented_reduce %.2f us = %.1f %% (%d tiles a block) ==\n",
+              c.name().c_str(), ceil.median_us, lib.median_us, 100.0 * ceil.median_us / lib.median_us,
+              foldkit::cuda::tuning::kSegTilesPerBlock);
+  std::printf("  %-40s %10s %10s %7s %9s  %s\n", "variant", "median us", "batch us", "%read", "vs lib", "check");
+  for (std::size_t k = 0; k < variants.size(); ++k) {
     const Timing& v = t[ceiling_count + 1 + k];
-    char what[64];
-    std::snprintf(what, sizeof what, "%d%s", distances[k], distances[k] == lib_pf ? " (the library's)" : "");
-    std::printf("  %-40s %10.2f %10.2f %7.1f %9.3f  %s\n", what, v.median_us, v.batch_us,
+    const Variant& w = variants[k];
+    std::printf("  %-40s %10.2f %10.2f %7.1f %9.3f  %s\n", w.what.c_str(), v.median_us, v.batch_us,
                 100.0 * ceil.median_us / v.median_us, v.median_us / lib.median_us, checks[k].c_str());
-    csv_.write({c.name(), "-", "-", "-", "-", "-", std::to_string(distances[k]), "-", distances[k] == lib_pf ? "yes" : "no",
+    const int pf = w.prefetch >= 0 ? w.prefetch : lib_pf;
+    const int g = w.tiles_per_block > 0 ? w.tiles_per_block : foldkit::cuda::tuning::kSegTilesPerBlock;
+    const bool is_lib = pf == lib_pf && g == foldkit::cuda::tuning::kSegTilesPerBlock;
+    csv_.write({c.name(), "-", "-", "-", std::to_string(g), "-", std::to_string(pf), "-", is_lib ? "yes" : "no",
                 std::to_string(v.median_us), std::to_string(v.batch_us), std::to_string(ceil.median_us),
                 std::to_string(lib.median_us), std::to_string(100.0 * ceil.median_us / v.median_us), checks[k]},
                sess_.pool().memory_text() + "; " + outs_.memory_text());

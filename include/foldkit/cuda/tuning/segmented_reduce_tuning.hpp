@@ -2,8 +2,8 @@
 // launch shape in one place. Plain C++ (the host sizes the workspace from it).
 //
 // The kernel cuts the MERGE PATH of the call (the n elements and the num_segments segment ends,
-// in order: segment s's elements, then its end) into tiles of seg_tile_items() items; one block
-// takes one tile (begin/end pairs: a run of tiles, see below). A tile is staged in shared memory:
+// in order: segment s's elements, then its end) into tiles of seg_tile_items() items; a block takes
+// kSegTilesPerBlock consecutive tiles (begin/end pairs: a run of tiles, see below). A tile is staged in shared memory:
 // kSegThreads threads x seg_items() elements, 16-byte aligned, so a tile of elements is at most
 // seg_tile_items() = kSegThreads * seg_items() - (16 / element bytes) items (its first element
 // may sit up to one 16-byte vector into the buffer). The segment ends of the tile share the same
@@ -43,8 +43,11 @@ constexpr int seg_buffer_bytes(std::size_t element_bytes) {
 // shared memory fit an SM's 228 KiB. Means (the division when a segment is finished) and
 // argmin/argmax ({value, int64 index}) get 4 (64 registers): at 5-6 their kernels spilled 4-56
 // bytes (ptxas sm_90); the sums, products, minima and maxima 6 (the begin/end form, which keeps
-// 64-bit input positions, 5).
-constexpr int seg_min_blocks(bool by_offsets, bool mean_or_arg) { return mean_or_arg ? 4 : by_offsets ? 6 : 5; }
+// 64-bit input positions, 5). The offsets form's minima and maxima of 2- and 8-byte elements get 5
+// too: with blocks of several tiles (kSegTilesPerBlock) they spilled 4-16 bytes at 6 (40 registers).
+constexpr int seg_min_blocks(bool by_offsets, bool mean_or_arg, bool min_or_max = false, std::size_t element_bytes = 4) {
+  return mean_or_arg ? 4 : !by_offsets ? 5 : (min_or_max && element_bytes != 4) ? 5 : 6;
+}
 
 // L2 prefetch (offsets form): the block of tile t asks the L2 for the elements of tile
 // t + seg_prefetch_tiles(); only in calls of at least kSegPrefetchMinWaves waves of resident
@@ -60,6 +63,13 @@ constexpr int seg_prefetch_tiles(std::size_t element_bytes) {
 // n + num_segments items, at least kSegBeginEndMinBlocks) and each block takes a run of
 // consecutive tiles, as many as the device finds necessary.
 inline constexpr int kSegBeginEndMinBlocks = 1;
+
+// Offsets form: consecutive tiles a block takes (its next tile's split copied in with the current
+// tile's elements, so that only a block's first tile waits for its split before its copies).
+// `foldkit-bench axes --sweep` times 1, 2, 4, 8 and 16: on the H100 (2026-11-28, f32 sums) 2^22
+// segments of 0-128 took 466 / 431 / 454 / 529 us at 1 / 2 / 4 / 8, the power-law mix 138.9 /
+// 137.7 us at 1 / 2 and more above (fewer blocks than 2 a tile leave the last wave short).
+inline constexpr int kSegTilesPerBlock = 2;
 
 inline constexpr int kSegPrepareThreads = 256;  // the validation / split kernel
 // Offsets a validation block takes (8 a thread, loaded at once): with 256 (one a thread) the
