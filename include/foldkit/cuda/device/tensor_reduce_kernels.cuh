@@ -111,10 +111,6 @@ template <class T>
 __device__ __forceinline__ Raw16 load_raw(const T* p) {
   return load_streaming(reinterpret_cast<const Raw16*>(p));
 }
-// Asks the L2 for the line holding p (a hint: nothing waits for it, no register holds it).
-__device__ __forceinline__ void prefetch_l2_line(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
 template <class T>
 __device__ __forceinline__ T raw_element(const Raw16& r, int e) {
   T t;
@@ -570,16 +566,9 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
     for (int e = 0; e < V; ++e) fold[e] = typename P::Fold(spec);
     // Positions r0, r0 + TY, ... (U of them loaded together), at input offsets given by
     // offset_of: one reduced dim (the common case) walks a pointer, several take the odometer.
-    auto sweep = [&](auto offset_of, auto loads, auto prefetch_next) {
+    auto sweep = [&](auto offset_of, auto loads) {
       constexpr int kU = decltype(loads)::value;
       for (std::int64_t r0 = r_begin + ty; r0 < r_end; r0 += kU * TY) {
-        if constexpr (decltype(prefetch_next)::value) {
-#pragma unroll
-          for (int u = 0; u < kU; ++u) {
-            const std::int64_t r = r0 + (kU + u) * TY;
-            if (r < r_end) prefetch_l2_line(base + offset_of(r));
-          }
-        }
         Chunk c[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
@@ -610,11 +599,9 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
       // argmin/argmax and 2-byte types (8 columns per vector) keep U: their folds with 8 loads
       // spilled 170-750 bytes.
       constexpr bool kFew = sizeof(T) == 2;
-      sweep([&](std::int64_t r) { return r * stride; }, std::integral_constant<int, kFew ? U : tuning::kOuterLoadsInFlight>{},
-            std::bool_constant<P::kArg && tuning::kOuterArgPrefetchNextRound>{});
+      sweep([&](std::int64_t r) { return r * stride; }, std::integral_constant<int, kFew ? U : tuning::kOuterLoadsInFlight>{});
     } else {
-      sweep([&](std::int64_t r) { return dims_in_offset(a.red, r); }, std::integral_constant<int, U>{},
-            std::false_type{});
+      sweep([&](std::int64_t r) { return dims_in_offset(a.red, r); }, std::integral_constant<int, U>{});
     }
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = fold[e].result(spec, r_begin + ty < r_end ? r_begin + ty : -1);

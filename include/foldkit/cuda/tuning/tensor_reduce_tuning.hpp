@@ -66,11 +66,6 @@ inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
 // 4-byte types they read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads; at 3
 // blocks (80 registers) the 2- and 8-byte types' kernels spilled 124-208 bytes (ptxas sm_90).
 inline constexpr int kOuterArgMinBlocksPerSm = 2;
-// argmin/argmax in the outer family, one reduced dim: each thread asks the L2 for its chunks of
-// the sweep's next round (prefetch.global.L2, no register held) while it folds this one. At 2
-// blocks x 256 threads x 8 loads (64 KiB in flight per SM) their kernels read the 2^26-element
-// matrices over dim 0 at 81-84 % of the H200's read ceiling (sums, 3+ blocks: 91-92 %).
-inline constexpr bool kOuterArgPrefetchNextRound = true;
 
 // Outer-flat (outer reductions whose rows are 1-8 whole vectors back to back, one batch, not
 // argmin/argmax; tensor_reduce_kernels.cuh): threads per block, 16-byte loads in flight per
