@@ -61,8 +61,13 @@ template <class Spec, class T>
 struct ArgFold {
   using C = std::conditional_t<is_16bit_float_v<T>, float, T>;
   static constexpr bool kIsMax = Spec::kIsMax;
+  // The position where the extreme last moved; kNone: it never moved from the identity's value.
+  // 4-byte types keep it in 32 bits (the host gives their packed families fewer than 2^32
+  // positions an output, so ~0u is never a position): one select a position, not two.
+  using Pos = std::conditional_t<sizeof(T) == 4, unsigned, std::int64_t>;
+  static constexpr Pos kNone = static_cast<Pos>(-1);
   C best;
-  std::int64_t pos = -1;  // -1: the extreme never moved from the identity's value
+  Pos pos = kNone;
   ArgFold() = default;
   __device__ __forceinline__ explicit ArgFold(const Spec&) : best(identity_value()) {}
   __device__ __forceinline__ static C identity_value() {
@@ -76,16 +81,16 @@ struct ArgFold {
     if constexpr (std::is_floating_point_v<C>) {
       const C next = nan_min_max<kIsMax>(best, c);
       const bool moved = !(next == best) && !(best != best);  // a NaN best stays where it is
-      pos = moved ? p : pos;
+      pos = moved ? static_cast<Pos>(p) : pos;
       best = next;
     } else {
       const bool moved = kIsMax ? c > best : c < best;
-      pos = moved ? p : pos;
+      pos = moved ? static_cast<Pos>(p) : pos;
       best = moved ? c : best;
     }
   }
   __device__ __forceinline__ typename Spec::accum_type result(const Spec& s, std::int64_t first) const {
-    if (pos >= 0) return s.from_element(static_cast<T>(best), pos);
+    if (pos != kNone) return s.from_element(static_cast<T>(best), static_cast<std::int64_t>(pos));
     if (first >= 0) return s.from_element(static_cast<T>(identity_value()), first);
     return s.identity();
   }
