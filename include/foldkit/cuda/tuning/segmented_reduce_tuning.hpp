@@ -68,7 +68,9 @@ inline constexpr int kSegBeginEndMinBlocks = 1;
 // tile's elements, so that only a block's first tile waits for its split before its copies).
 // `foldkit-bench axes --sweep` times 1, 2, 4, 8 and 16: on the H100 (2026-11-28, f32 sums) 2^22
 // segments of 0-128 took 466 / 431 / 454 / 529 us at 1 / 2 / 4 / 8, the power-law mix 138.9 /
-// 137.7 us at 1 / 2 and more above (fewer blocks than 2 a tile leave the last wave short).
+// 137.7 us at 1 / 2 and more above (fewer blocks than 2 a tile leave the last wave short). On the
+// H200: 400 / 362 / 348 / 345 us at 1 / 2 / 4 / 8 and 123 / 119 / 123 / 142 us: 2 is the
+// best for the power-law mix on both, within 4 % of the best for 2^22 segments on the H200.
 inline constexpr int kSegTilesPerBlock = 2;
 
 inline constexpr int kSegPrepareThreads = 256;  // the validation / split kernel
