@@ -80,8 +80,7 @@ void check_segmented_call(const SegmentedCall& c) {
 
 std::int64_t first_bad_offset(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n) {
   for (std::int64_t i = 0; i <= num_segments; ++i) {
-    const std::int64_t v = offsets[i];
-    if (v < 0 || v > n || (i < num_segments && v > offsets[i + 1])) return i;
+    if (bad_offset(offsets[i], i < num_segments, i < num_segments ? offsets[i + 1] : 0, n)) return i;
   }
   return -1;
 }
@@ -89,7 +88,7 @@ std::int64_t first_bad_offset(const std::int64_t* offsets, std::int64_t num_segm
 std::string bad_offset_message(std::int64_t i, std::int64_t value, std::int64_t next, std::int64_t num_segments,
                                std::int64_t n) {
   const std::string at = "offsets[" + std::to_string(i) + "] = " + std::to_string(value);
-  if (value < 0 || value > n) return at + " is outside [0, n = " + std::to_string(n) + "]";
+  if (offset_outside(value, n)) return at + " is outside [0, n = " + std::to_string(n) + "]";
   (void)num_segments;
   return "offsets decrease: " + at + " > offsets[" + std::to_string(i + 1) + "] = " + std::to_string(next);
 }

@@ -50,8 +50,15 @@ std::string bad_offset_message(std::int64_t i, std::int64_t value, std::int64_t 
 // Throws Error(invalid_argument) with bad_offset_message for the first bad entry, if any.
 void check_offset_values(const std::int64_t* offsets, std::int64_t num_segments, std::int64_t n);
 
+// The rules themselves, one definition for the host checks and the CUDA validation kernels
+// (src/cuda/segmented_reduce_prepare.cuh). An offset is outside [0, n]; offsets[i] is bad when
+// it is outside or (i < num_segments) greater than offsets[i + 1] (`next`).
+FOLDKIT_HD bool offset_outside(std::int64_t v, std::int64_t n) { return v < 0 || v > n; }
+FOLDKIT_HD bool bad_offset(std::int64_t v, bool has_next, std::int64_t next, std::int64_t n) {
+  return offset_outside(v, n) || (has_next && v > next);
+}
 // Begin/end pairs: segment s is bad when begin[s] < 0, end[s] > n or begin[s] > end[s].
-inline bool bad_begin_end(std::int64_t b, std::int64_t e, std::int64_t n) { return b < 0 || e > n || b > e; }
+FOLDKIT_HD bool bad_begin_end(std::int64_t b, std::int64_t e, std::int64_t n) { return b < 0 || e > n || b > e; }
 std::string bad_begin_end_message(std::int64_t s, std::int64_t b, std::int64_t e, std::int64_t n);
 
 }  // namespace foldkit::detail

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "common/segmented_prepare.hpp"  // the offsets' rules
 #include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
 #include "segmented_reduce_launch.cuh"  // kSlotWords
 
@@ -78,8 +79,7 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads)
   __syncthreads();
   bool bad = false;
   for (int q = t; q <= top; q += kThreads) {
-    const std::int64_t v = sm.off[q];
-    bad |= v < 0 || v > n || (q < top && v > sm.off[q + 1]);
+    bad |= foldkit::detail::bad_offset(sm.off[q], q < top, q < top ? sm.off[q + 1] : 0, n);
   }
   if (bad) *static_cast<volatile unsigned*>(flag) = 1u;
   if (t == 0) {
@@ -128,7 +128,7 @@ __global__ void prepare_begin_end_kernel(const std::int64_t* begin, const std::i
   if (g == 0) voff[0] = 0;
   if (g < num_segments) {
     const std::int64_t b = begin[g], e = end[g];
-    const bool bad = b < 0 || e > n || b > e;  // detail::bad_begin_end
+    const bool bad = foldkit::detail::bad_begin_end(b, e, n);
     if (bad) *static_cast<volatile unsigned*>(flag) = 1u;
     voff[g + 1] = bad ? 0 : e - b;
   }
@@ -137,7 +137,7 @@ __global__ void prepare_begin_end_kernel(const std::int64_t* begin, const std::i
 // No segments: only the one offset to check, for *status.
 __global__ void offsets_status_kernel(const std::int64_t* offsets, std::int64_t n, std::int32_t* status) {
   const std::int64_t v = offsets[0];
-  *status = v < 0 || v > n ? 1 : 0;
+  *status = foldkit::detail::offset_outside(v, n) ? 1 : 0;
 }
 
 // validate_offsets: the smallest bad index.
@@ -145,8 +145,7 @@ __global__ void first_bad_offset_kernel(const std::int64_t* offsets, std::int64_
                                         unsigned long long* first) {
   const std::int64_t g = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g <= num_segments) {
-    const std::int64_t v = offsets[g];
-    if (v < 0 || v > n || (g < num_segments && v > offsets[g + 1]))
+    if (foldkit::detail::bad_offset(offsets[g], g < num_segments, g < num_segments ? offsets[g + 1] : 0, n))
       atomicMin(first, static_cast<unsigned long long>(g));
   }
 }
