@@ -2,11 +2,12 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|axes|axes-sweep]...
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|axes|axes-sweep|ncu-axes]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
 #  foldkit-bench axes --backend cpu into axes-cpu.csv; one log, axes.txt. AXES_ARGS (e.g. --quick), TORCH_AXES_ARGS.)
+# (ncu-axes: ncu sections of foldkit's kernel in a few axes cases (NCU_CASES), into ncu-axes.txt.)
 # (axes-sweep: foldkit-bench axes --sweep, the column-scan tile geometries, into axes-sweep.csv / axes-sweep.txt; AXES_SWEEP_ARGS.)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" and "floor N" too.)
@@ -33,7 +34,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|axes|axes-sweep) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|axes|axes-sweep|ncu-axes) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -64,7 +65,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes || has axes-sweep; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes || has axes-sweep || has ncu-axes; then
   stamp build
   # Ninja rebuilds by modification time. A source restored to older bytes with an older time (a
   # carried tree after an in-place planted bug: on 2026-11-27 the axes table's binary kept
@@ -201,6 +202,23 @@ PY
   fi
 fi
 
+if has ncu-axes; then
+  # Hardware counters (ncu; Firecracker machines, not gVisor: the device's KINDS.md) of foldkit's
+  # kernel in a few `foldkit-bench axes` cases, one log: NCU_CASES is "ONLY@KERNEL_REGEX;..." (ONLY
+  # as for --only; a leading ^ matches a prefix). Default: one case of each family that fell
+  # short on the H200 (docs/perf.md, Known gaps), beside the outer sum that met its bar.
+  stamp "ncu-axes (Speed of light, occupancy, warp states of foldkit's kernels in a few axes cases)"
+  cases=${NCU_CASES:-"^argmax f32 1048576x64 axes=0@outer_kernel;^sum f32 1048576x64 axes=0@outer_kernel;^argmax f32 4194304x16 axes=1@rows_;^sum f32 64x4096x256 axes=0,2@rows_;^cumsum f32 1048576x64 axes=0@tile_scan_kernel;^segmented_sum f32 2^22@segmented_reduce_kernel"}
+  : > "$OUT/ncu-axes.txt"
+  IFS=';' read -ra entries <<< "$cases"
+  for e in "${entries[@]}"; do
+    echo "######## $e" >> "$OUT/ncu-axes.txt"
+    timeout 240 ncu --clock-control none --cache-control none -k "regex:${e#*@}" --launch-skip 10 --launch-count 2 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      "$BUILD/tools/bench/foldkit-bench" axes --only "${e%@*}" >> "$OUT/ncu-axes.txt" 2>&1 || status=1
+  done
+  grep -E "^######## |Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Stall Long Scoreboard|Issue Slots Busy|^  [a-z_]+_kernel" "$OUT/ncu-axes.txt" | head -120
+fi
 if has axes-sweep; then
   stamp "axes-sweep (foldkit-bench axes --sweep: the column-scan tile geometries on cumsum over dim 0)"
   timeout 400 "$BUILD/tools/bench/foldkit-bench" axes --sweep ${AXES_SWEEP_ARGS:-} --csv "$OUT/axes-sweep.csv" \
