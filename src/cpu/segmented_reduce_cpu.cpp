@@ -66,8 +66,8 @@ void plan_block(const Segs& g, std::int64_t num_segments, std::int64_t n, std::i
   for (std::int64_t s = s0; s < s1; ++s) {
     const std::int64_t b = g.first(s), e = g.last(s);
     if (g.offsets != nullptr) {
-      if (b < 0 || b > n || b > e) { p.bad = s; return; }
-      if (s + 1 == num_segments && e > n) { p.bad = s + 1; return; }  // e >= b >= 0 here
+      if (foldkit::detail::bad_offset(b, true, e, n)) { p.bad = s; return; }
+      if (s + 1 == num_segments && foldkit::detail::offset_outside(e, n)) { p.bad = s + 1; return; }  // e >= b >= 0 here
     } else if (foldkit::detail::bad_begin_end(b, e, n)) {
       p.bad = s;
       return;
@@ -257,7 +257,7 @@ void run(const foldkit::detail::SegmentedCall& c) {
   }
   const Segs segs{c.by_offsets ? c.offsets : nullptr, c.begin, c.end};
   if (c.num_segments == 0) {  // the one offset must still lie in [0, n]
-    if (c.by_offsets && (c.offsets[0] < 0 || c.offsets[0] > c.n)) throw_bad(c.api, segs, 0, 0, c.n);
+    if (c.by_offsets && foldkit::detail::offset_outside(c.offsets[0], c.n)) throw_bad(c.api, segs, 0, 0, c.n);
     return;
   }
   visit_dtype(c.dtype, [&](auto tag) {

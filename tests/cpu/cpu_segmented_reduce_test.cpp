@@ -311,6 +311,7 @@ TEST(CpuSegmentedReduce, BadInput) {
   auto* idx = reinterpret_cast<I64*>(out.data());
   const I64 ok[] = {0, 4, 8};
   const I64 decreasing[] = {0, 5, 3, 8};
+  const I64 decreasing_by_one[] = {0, 5, 4, 8};  // the rule's edge: offsets[i] = offsets[i + 1] + 1
   const I64 too_big[] = {0, 4, 17};
   const I64 negative[] = {-1, 4};
   auto seg = [&](const I64* offs, I64 S) { return [=] { cpu::segmented_reduce(ReduceOp::sum, DType::f32, x.data(), 16, offs, S, o); }; };
@@ -320,6 +321,7 @@ TEST(CpuSegmentedReduce, BadInput) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("offsets[1] = 5"), std::string::npos) << e.what();
   }
+  expect_rejected(Errc::invalid_argument, seg(decreasing_by_one, 3), out, "offsets decreasing by one");
   expect_rejected(Errc::invalid_argument, seg(too_big, 2), out, "offset > n");
   expect_rejected(Errc::invalid_argument, seg(negative, 1), out, "negative offset");
   expect_rejected(Errc::invalid_argument, seg(nullptr, 2), out, "null offsets");
@@ -458,16 +460,25 @@ TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
   Rng rng(test_seed());
   std::vector<unsigned char> ws;
   const std::vector<float> x(50000, 1.0f);
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 8; ++k) {
     Segs g = random_offsets(rng, 40000, 0);
     const I64 S = g.count();
     const I64 at = rng.uniform(0, S);
-    switch (k % 3) {
+    switch (k % 4) {
       case 0: g.offsets[static_cast<std::size_t>(at)] = g.n + 1; break;
       case 1: g.offsets[static_cast<std::size_t>(at)] = -3; break;
-      default:
+      case 2:
         if (S > 0) std::swap(g.offsets[0], g.offsets[static_cast<std::size_t>(S)]);
         else g.offsets[0] = -1;
+        break;
+      default:  // a decrease by exactly one, the rule's edge (else one below 0 or above n)
+        if (S > 0) {
+          const auto a = static_cast<std::size_t>(rng.uniform(0, S - 1));
+          if (g.offsets[a + 1] < g.n) g.offsets[a] = g.offsets[a + 1] + 1;
+          else g.offsets[a + 1] = g.offsets[a] - 1;
+        } else {
+          g.offsets[0] = g.n + 1;
+        }
         break;
     }
     std::vector<float> out(static_cast<std::size_t>(S), -123.0f);

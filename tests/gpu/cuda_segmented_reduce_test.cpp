@@ -414,16 +414,25 @@ TEST_F(CudaSegmentedReduce, InvalidDeviceOffsets) {
   Rng rng(test_seed());
   Stream stream;
   SharedWorkspace ws;
-  for (int k = 0; k < 9; ++k) {
+  for (int k = 0; k < 12; ++k) {
     Segs g = random_offsets(rng, 200000, static_cast<int>(rng.uniform(0, 4)));
     const I64 S = g.count();
     const I64 at = rng.uniform(0, S);
-    switch (k % 3) {
+    switch (k % 4) {
       case 0: g.offsets[static_cast<std::size_t>(at)] = g.n + 1 + rng.uniform(0, 1000); break;
       case 1: g.offsets[static_cast<std::size_t>(at)] = -1 - rng.uniform(0, 1000); break;
-      default:
+      case 2:
         if (S > 0) std::swap(g.offsets[0], g.offsets[static_cast<std::size_t>(S)]);
         if (g.offsets[0] == g.offsets[static_cast<std::size_t>(S)]) g.offsets[0] = -5;
+        break;
+      default:  // a decrease by exactly one, the rule's edge (else one below 0 or above n)
+        if (S > 0) {
+          const auto i = static_cast<std::size_t>(rng.uniform(0, S - 1));
+          if (g.offsets[i + 1] < g.n) g.offsets[i] = g.offsets[i + 1] + 1;
+          else g.offsets[i + 1] = g.offsets[i] - 1;
+        } else {
+          g.offsets[0] = g.n + 1;
+        }
         break;
     }
     const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
