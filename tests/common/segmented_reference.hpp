@@ -115,6 +115,19 @@ inline Segs random_offsets(Rng& rng, I64 budget, int kind) {
   return from_lengths(lens, lead, trail, what);
 }
 
+// Makes g's offsets bad at the rule's edge: one entry exactly one above the next (or, where the
+// next is n, the next one below it, which may go to -1: bad too); with no segments, offsets[0] = n + 1.
+inline void break_by_one(Segs& g, Rng& rng) {
+  const I64 S = g.count();
+  if (S == 0) {
+    g.offsets[0] = g.n + 1;
+    return;
+  }
+  const auto i = static_cast<std::size_t>(rng.uniform(0, S - 1));
+  if (g.offsets[i + 1] < g.n) g.offsets[i] = g.offsets[i + 1] + 1;
+  else g.offsets[i + 1] = g.offsets[i] - 1;
+}
+
 // S pairs over [0, n): random, overlapping, out of order; some empty, some the whole array.
 inline Segs random_begin_end(Rng& rng, I64 n, I64 count, I64 max_len) {
   Segs g;

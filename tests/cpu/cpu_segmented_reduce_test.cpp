@@ -471,15 +471,7 @@ TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
         if (S > 0) std::swap(g.offsets[0], g.offsets[static_cast<std::size_t>(S)]);
         else g.offsets[0] = -1;
         break;
-      default:  // a decrease by exactly one, the rule's edge (else one below 0 or above n)
-        if (S > 0) {
-          const auto a = static_cast<std::size_t>(rng.uniform(0, S - 1));
-          if (g.offsets[a + 1] < g.n) g.offsets[a] = g.offsets[a + 1] + 1;
-          else g.offsets[a + 1] = g.offsets[a] - 1;
-        } else {
-          g.offsets[0] = g.n + 1;
-        }
-        break;
+      default: break_by_one(g, rng); break;  // a decrease by exactly one, the rule's edge
     }
     std::vector<float> out(static_cast<std::size_t>(S), -123.0f);
     std::int32_t status = 5;

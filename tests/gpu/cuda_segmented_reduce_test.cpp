@@ -425,15 +425,7 @@ TEST_F(CudaSegmentedReduce, InvalidDeviceOffsets) {
         if (S > 0) std::swap(g.offsets[0], g.offsets[static_cast<std::size_t>(S)]);
         if (g.offsets[0] == g.offsets[static_cast<std::size_t>(S)]) g.offsets[0] = -5;
         break;
-      default:  // a decrease by exactly one, the rule's edge (else one below 0 or above n)
-        if (S > 0) {
-          const auto i = static_cast<std::size_t>(rng.uniform(0, S - 1));
-          if (g.offsets[i + 1] < g.n) g.offsets[i] = g.offsets[i + 1] + 1;
-          else g.offsets[i + 1] = g.offsets[i] - 1;
-        } else {
-          g.offsets[0] = g.n + 1;
-        }
-        break;
+      default: break_by_one(g, rng); break;  // a decrease by exactly one, the rule's edge
     }
     const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
     std::vector<unsigned char> out, values;
