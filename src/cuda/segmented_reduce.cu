@@ -125,10 +125,7 @@ void clear_flag_and_slots(Workspace ws, const Layout& l, cudaStream_t stream) {
 
 // The L2 prefetch distance of an offsets-form call of `tiles` tiles (tiles ahead; 0: none).
 int prefetch_tiles_for(std::int64_t tiles, ReduceOp op, DType dtype, int sm_count) {
-  const bool mean_or_arg = op == ReduceOp::mean || op == ReduceOp::argmin || op == ReduceOp::argmax;
-  const std::int64_t wave =
-      static_cast<std::int64_t>(sm_count) *
-      tuning::seg_min_blocks(true, mean_or_arg, op == ReduceOp::min || op == ReduceOp::max, dtype_size(dtype));
+  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * tuning::seg_min_blocks(true, op, dtype_size(dtype));
   return tiles >= tuning::kSegPrefetchMinWaves * wave ? tuning::seg_prefetch_tiles(dtype_size(dtype)) : 0;
 }
 

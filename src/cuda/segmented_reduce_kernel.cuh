@@ -117,8 +117,7 @@ struct SegKernel {
   static_assert(kItemsLog2 > 0, "a power of two up to 32 positions per thread");
   static constexpr int kTile = tuning::seg_tile_items(sizeof(T));
   static constexpr int kBufBytes = tuning::seg_buffer_bytes(sizeof(T));
-  static constexpr int kMinBlocks = tuning::seg_min_blocks(kByOffsets, kArg || Op == ReduceOp::mean,
-                                                           Op == ReduceOp::min || Op == ReduceOp::max, sizeof(T));
+  static constexpr int kMinBlocks = tuning::seg_min_blocks(kByOffsets, Op, sizeof(T));
   static constexpr int kWords = (static_cast<int>(sizeof(A)) + 3) / 4;  // flagged 8-byte words per slot
   static constexpr int kBatch = 4 / kWords > 0 ? 4 / kWords : 1;          // slots loaded per poll round
   static_assert(kItems % kVec == 0 && kWords <= static_cast<int>(kSlotWords));

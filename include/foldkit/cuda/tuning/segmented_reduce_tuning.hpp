@@ -21,6 +21,8 @@
 
 #include <cstddef>
 
+#include "foldkit/ops.hpp"
+
 namespace foldkit::cuda::tuning {
 
 inline constexpr int kSegThreads = 256;
@@ -45,7 +47,9 @@ constexpr int seg_buffer_bytes(std::size_t element_bytes) {
 // bytes (ptxas sm_90); the sums, products, minima and maxima 6 (the begin/end form, which keeps
 // 64-bit input positions, 5). The offsets form's minima and maxima of 2- and 8-byte elements get 5
 // too: with blocks of several tiles (kSegTilesPerBlock) they spilled 4-16 bytes at 6 (40 registers).
-constexpr int seg_min_blocks(bool by_offsets, bool mean_or_arg, bool min_or_max = false, std::size_t element_bytes = 4) {
+constexpr int seg_min_blocks(bool by_offsets, ReduceOp op, std::size_t element_bytes) {
+  const bool mean_or_arg = op == ReduceOp::mean || op == ReduceOp::argmin || op == ReduceOp::argmax;
+  const bool min_or_max = op == ReduceOp::min || op == ReduceOp::max;
   return mean_or_arg ? 4 : !by_offsets ? 5 : (min_or_max && element_bytes != 4) ? 5 : 6;
 }
 
