@@ -2,7 +2,7 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|axes|axes-sweep|ncu-axes]...
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|ab-axes|axes|axes-sweep|ncu-axes]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
@@ -16,6 +16,7 @@
 # (sanitize-scan: only the whole-array scans' memcheck past one wave (user operators too) and a scan racecheck.)
 # (ab: foldkit-bench of a baseline tree (AB_BASE, a `git archive` tarball) and of this tree, alternately, AB_ROUNDS
 #  rounds each on this one machine; tools/probes/compare_reduce_ab.py compares them into ab.txt.)
+# (ab-axes: the same with `foldkit-bench axes --only "$AB_ONLY"`; tools/probes/compare_axes_ab.py, into ab-axes.txt.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      SCAN_REPEAT (runs of the scan step), TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
 #      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES, SCAN_TRACE_CASES, SCAN_TRACE_CALLS, SCAN_TRACE_BINS.
@@ -34,7 +35,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|axes|axes-sweep|ncu-axes) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|ab-axes|axes|axes-sweep|ncu-axes) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -65,7 +66,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has axes || has axes-sweep || has ncu-axes; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has ab-axes || has axes || has axes-sweep || has ncu-axes; then
   stamp build
   # Ninja rebuilds by modification time. A source restored to older bytes with an older time (a
   # carried tree after an in-place planted bug: on 2026-11-27 the axes table's binary kept
@@ -149,6 +150,28 @@ if has ab; then
     done
     python3 tools/probes/compare_reduce_ab.py "$base_runs" "$new_runs" > "$OUT/ab.txt" 2>&1 || status=1
     cat "$OUT/ab.txt"
+  else
+    tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1
+  fi
+fi
+
+if has ab-axes; then
+  # The same for `foldkit-bench axes --only "$AB_ONLY"` (tensors along axes; '|' separates cases,
+  # a leading '^' matches a prefix): tools/probes/compare_axes_ab.py compares them into ab-axes.txt.
+  stamp "ab-axes (foldkit-bench axes --only: the baseline tree $AB_BASE and this tree, alternately)"
+  base_src=/tmp/foldkit-ab-src
+  base_build=/tmp/foldkit-ab-build
+  rm -rf "$base_src" && mkdir -p "$base_src" && tar -xf "$AB_BASE" -C "$base_src"
+  if { cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
+       && cmake --build "$base_build" -j16 --target foldkit-bench; } > "$OUT/ab_build.log" 2>&1; then
+    base_runs=""; new_runs=""
+    for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+      timeout 300 "$base_build/tools/bench/foldkit-bench" axes --only "${AB_ONLY:?AB_ONLY: the cases}" --csv "$OUT/ab-axes-base-$r.csv" > /dev/null 2>&1 || status=1
+      timeout 300 "$BUILD/tools/bench/foldkit-bench" axes --only "$AB_ONLY" --csv "$OUT/ab-axes-new-$r.csv" > /dev/null 2>&1 || status=1
+      base_runs="$base_runs${base_runs:+,}$OUT/ab-axes-base-$r.csv"; new_runs="$new_runs${new_runs:+,}$OUT/ab-axes-new-$r.csv"
+    done
+    python3 tools/probes/compare_axes_ab.py "$base_runs" "$new_runs" > "$OUT/ab-axes.txt" 2>&1 || status=1
+    cat "$OUT/ab-axes.txt"
   else
     tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1
   fi
