@@ -135,46 +135,43 @@ if has bench; then
   timeout 400 "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.txt" || status=1
 fi
 
+# A/B: foldkit-bench of the baseline tree $AB_BASE (a `git archive` tarball, built once) and of
+# this tree, alternately, AB_ROUNDS rounds each on this one machine, compared by a script into
+# $OUT/NAME.txt. Usage: ab_run NAME COMPARATOR FOLDKIT_BENCH_ARGS...
+ab_built=0
+ab_run() {
+  local name=$1 compare=$2
+  shift 2
+  local base_src=/tmp/foldkit-ab-src base_build=/tmp/foldkit-ab-build
+  if [ "$ab_built" != 1 ]; then
+    rm -rf "$base_src" && mkdir -p "$base_src" && tar -xf "$AB_BASE" -C "$base_src"
+    if ! { cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
+           && cmake --build "$base_build" -j16 --target foldkit-bench; } > "$OUT/ab_build.log" 2>&1; then
+      tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1; return
+    fi
+    ab_built=1
+  fi
+  local base_runs="" new_runs="" r
+  for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+    timeout 300 "$base_build/tools/bench/foldkit-bench" "$@" --csv "$OUT/$name-base-$r.csv" > /dev/null 2>&1 || status=1
+    timeout 300 "$BUILD/tools/bench/foldkit-bench" "$@" --csv "$OUT/$name-new-$r.csv" > /dev/null 2>&1 || status=1
+    base_runs="$base_runs${base_runs:+,}$OUT/$name-base-$r.csv"; new_runs="$new_runs${new_runs:+,}$OUT/$name-new-$r.csv"
+  done
+  python3 "$compare" "$base_runs" "$new_runs" > "$OUT/$name.txt" 2>&1 || status=1
+  cat "$OUT/$name.txt"
+}
+
 if has ab; then
   stamp "ab (foldkit-bench: the baseline tree $AB_BASE and this tree, alternately)"
-  base_src=/tmp/foldkit-ab-src
-  base_build=/tmp/foldkit-ab-build
-  rm -rf "$base_src" && mkdir -p "$base_src" && tar -xf "$AB_BASE" -C "$base_src"
-  if { cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
-       && cmake --build "$base_build" -j16 --target foldkit-bench; } > "$OUT/ab_build.log" 2>&1; then
-    base_runs=""; new_runs=""
-    for r in $(seq 1 "${AB_ROUNDS:-2}"); do
-      timeout 300 "$base_build/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/ab-base-$r.csv" > /dev/null 2>&1 || status=1
-      timeout 300 "$BUILD/tools/bench/foldkit-bench" ${BENCH_ARGS:-} --csv "$OUT/ab-new-$r.csv" > /dev/null 2>&1 || status=1
-      base_runs="$base_runs${base_runs:+,}$OUT/ab-base-$r.csv"; new_runs="$new_runs${new_runs:+,}$OUT/ab-new-$r.csv"
-    done
-    python3 tools/probes/compare_reduce_ab.py "$base_runs" "$new_runs" > "$OUT/ab.txt" 2>&1 || status=1
-    cat "$OUT/ab.txt"
-  else
-    tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1
-  fi
+  # shellcheck disable=SC2086  # BENCH_ARGS: words
+  ab_run ab tools/probes/compare_reduce_ab.py ${BENCH_ARGS:-}
 fi
 
 if has ab-axes; then
-  # The same for `foldkit-bench axes --only "$AB_ONLY"` (tensors along axes; '|' separates cases,
-  # a leading '^' matches a prefix): tools/probes/compare_axes_ab.py compares them into ab-axes.txt.
+  # `foldkit-bench axes --only "$AB_ONLY"` (tensors along axes; '|' separates cases, a leading '^'
+  # matches a prefix), compared per case by tools/probes/compare_axes_ab.py.
   stamp "ab-axes (foldkit-bench axes --only: the baseline tree $AB_BASE and this tree, alternately)"
-  base_src=/tmp/foldkit-ab-src
-  base_build=/tmp/foldkit-ab-build
-  rm -rf "$base_src" && mkdir -p "$base_src" && tar -xf "$AB_BASE" -C "$base_src"
-  if { cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFOLDKIT_CUDA=ON \
-       && cmake --build "$base_build" -j16 --target foldkit-bench; } > "$OUT/ab_build.log" 2>&1; then
-    base_runs=""; new_runs=""
-    for r in $(seq 1 "${AB_ROUNDS:-2}"); do
-      timeout 300 "$base_build/tools/bench/foldkit-bench" axes --only "${AB_ONLY:?AB_ONLY: the cases}" --csv "$OUT/ab-axes-base-$r.csv" > /dev/null 2>&1 || status=1
-      timeout 300 "$BUILD/tools/bench/foldkit-bench" axes --only "$AB_ONLY" --csv "$OUT/ab-axes-new-$r.csv" > /dev/null 2>&1 || status=1
-      base_runs="$base_runs${base_runs:+,}$OUT/ab-axes-base-$r.csv"; new_runs="$new_runs${new_runs:+,}$OUT/ab-axes-new-$r.csv"
-    done
-    python3 tools/probes/compare_axes_ab.py "$base_runs" "$new_runs" > "$OUT/ab-axes.txt" 2>&1 || status=1
-    cat "$OUT/ab-axes.txt"
-  else
-    tail -30 "$OUT/ab_build.log"; echo "AB BASELINE BUILD FAILED"; status=1
-  fi
+  ab_run ab-axes tools/probes/compare_axes_ab.py axes --only "${AB_ONLY:?AB_ONLY: the cases}"
 fi
 
 if has scan; then
