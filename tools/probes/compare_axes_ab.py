@@ -6,21 +6,18 @@ the read or copy ceiling each run measured beside it. A failed result check is f
 
 Usage: compare_axes_ab.py BASE_CSV[,BASE_CSV...] NEW_CSV[,NEW_CSV...]
 """
-import csv
 import statistics
 import sys
+
+from compare_reduce_ab import fnum, load
 
 
 def runs(paths):
     """{case: [(median_us, pct_of_ceiling, check), ...]} of foldkit's rows, one entry a run."""
     out = {}
-    for path in paths.split(","):
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                if row.get("impl") != "foldkit":
-                    continue
-                out.setdefault(row["case"], []).append(
-                    (float(row["median_us"]), float(row["pct_of_ceiling_median"] or "nan"), row.get("check", "")))
+    for run in load(paths, key=lambda r: r["case"]):
+        for case, r in run.items():
+            out.setdefault(case, []).append((fnum(r["median_us"]), fnum(r["pct_of_ceiling_median"]), r.get("check", "")))
     return out
 
 
@@ -28,10 +25,11 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     base, new = runs(sys.argv[1]), runs(sys.argv[2])
-    width = max((len(c) for c in base.keys() | new.keys()), default=10)
+    cases = list(base) + [c for c in new if c not in base]  # the runs' order
+    width = max((len(c) for c in cases), default=10)
     print(f"{'case':<{width}}  base us (% of ceiling) per run        new us (% of ceiling) per run         new/base")
     failed = []
-    for case in sorted(base.keys() | new.keys(), key=lambda c: list(base).index(c) if c in base else 1e9):
+    for case in cases:
         b, n = base.get(case, []), new.get(case, [])
         text = lambda rs: " ".join(f"{t:7.2f} ({p:5.1f})" for t, p, _ in rs)
         ratio = (statistics.median(t for t, _, _ in n) / statistics.median(t for t, _, _ in b)) if b and n else float("nan")

@@ -12,16 +12,17 @@ import statistics
 import sys
 
 
-def load(paths):
+def load(paths, key=lambda r: (r["op"], r["dtype"], int(r["n"]))):
+    """One {key(row): row} of foldkit's rows per CSV of the comma-separated list (also used by
+    compare_axes_ab.py, with its own key)."""
     runs = []
     for p in paths.split(","):
         rows = {}
-        with open(p) as f:
+        with open(p, newline="") as f:
             for r in csv.DictReader(f):
                 if r["impl"] != "foldkit":
                     continue
-                key = (r["op"], r["dtype"], int(r["n"]))
-                rows[key] = r
+                rows[key(r)] = r
         runs.append(rows)
     return runs
 
