@@ -126,6 +126,19 @@ __device__ __forceinline__ T raw_element(const Raw16& r, int e) {
   return t;
 }
 
+// Folds one round of loads, c[u] at positions p0 + u * step (those with valid(u)), in order,
+// through add(chunk, position), once every load of the round is issued (after_all_loads: for
+// vectors, no fold may start before the round's last load has left). The rows-block and outer
+// kernels' loops share it.
+template <bool kVec, class Chunk, int kU, class Valid, class Add>
+__device__ __forceinline__ void fold_round(Chunk (&c)[kU], unsigned zero, std::int64_t p0, std::int64_t step,
+                                           Valid valid, Add add) {
+  if constexpr (kVec) after_all_loads(c, zero);
+#pragma unroll
+  for (int u = 0; u < kU; ++u)
+    if (valid(u)) add(c[u], p0 + u * step);
+}
+
 // Offsets of output o (row-major over d) in the input and the outputs.
 struct Offsets {
   std::int64_t in = 0, out = 0, out2 = 0;
@@ -447,6 +460,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min
   const auto f = spec.combine;
   constexpr int V = kVec ? Vec16<T>::kCount : 1;
   constexpr int U = tuning::kLoadsInFlight;
+  constexpr int kStepLoads = tuning::kRowsBlockSteppedLoadsInFlight;
   using Chunk = std::conditional_t<kVec, Raw16, T>;
   __shared__ BlockReduceStorage<A> storage;
   __shared__ bool last_block;
@@ -469,29 +483,59 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min
   };
 
   typename P::Fold fold(spec);
-  for (std::int64_t s0 = s_begin + threadIdx.x; s0 < s_end; s0 += U * threads) {
-    Chunk c[U];
+  const auto zero = static_cast<unsigned>(static_cast<std::uint64_t>(slots) >> 62);  // see after_all_loads
+  // Folds a round's loaded chunks c[u] (slots s0 + u * threads, those with valid(u)), in order.
+  auto fold_loaded = [&](auto& c, std::int64_t s0, auto valid) {
+    fold_round<kVec>(c, zero, s0, threads, valid, [&](const Chunk& x, std::int64_t s) {
+      if constexpr (kVec) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t s = s0 + u * threads;
-      if (s < s_end) {
-        const std::int64_t roff = off.in + (kContig ? s * V : fast ? fast_offset(s) : rows_offset(a, s * V));
-        if constexpr (kVec) c[u] = load_raw(in + roff);
-        else c[u] = load_one(in + roff);
+        for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(x, e), s * V + e);
+      } else {
+        fold.add(spec, x, s);
+      }
+    });
+  };
+  // Runs of whole vectors that tile the block (threads a multiple of the run's vectors: runs of
+  // 1-256 vectors), one reduced dim outside the run: a thread's place in its run never changes
+  // and each of its loads is threads / run_vectors runs further, so the loop walks a pointer
+  // (one 64-bit division a block instead of a 32-bit one and a 64-bit multiply a load).
+  bool stepped = false;
+  if constexpr (kVec && !kContig) {
+    stepped = fast && run_vectors != 0 && threads % run_vectors == 0;
+    if (stepped) {
+      const std::int64_t s_first = s_begin + threadIdx.x;
+      const std::int64_t run0 = s_first / run_vectors;
+      const T* p = in + off.in + run0 * a.red.in[0] + (s_first - run0 * run_vectors) * V;
+      const std::int64_t load_step = (threads / run_vectors) * a.red.in[0];
+      std::int64_t s0 = s_first;
+      for (; s0 + (kStepLoads - 1) * threads < s_end; s0 += kStepLoads * threads, p += kStepLoads * load_step) {
+        Chunk c[kStepLoads];
+#pragma unroll
+        for (int u = 0; u < kStepLoads; ++u) c[u] = load_raw(p + u * load_step);
+        fold_loaded(c, s0, [](int) { return true; });
+      }
+      if (s0 < s_end) {  // the last round, cut short by the chunk's end
+        Chunk c[kStepLoads];
+#pragma unroll
+        for (int u = 0; u < kStepLoads; ++u)
+          if (s0 + u * threads < s_end) c[u] = load_raw(p + u * load_step);
+        fold_loaded(c, s0, [&](int u) { return s0 + u * threads < s_end; });
       }
     }
-    if constexpr (kVec) after_all_loads(c, static_cast<unsigned>(static_cast<std::uint64_t>(slots) >> 62));
+  }
+  if (!stepped) {
+    for (std::int64_t s0 = s_begin + threadIdx.x; s0 < s_end; s0 += U * threads) {
+      Chunk c[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t s = s0 + u * threads;
-      if (s < s_end) {
-        if constexpr (kVec) {
-#pragma unroll
-          for (int e = 0; e < V; ++e) fold.add(spec, raw_element<T>(c[u], e), s * V + e);
-        } else {
-          fold.add(spec, c[u], s);
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t s = s0 + u * threads;
+        if (s < s_end) {
+          const std::int64_t roff = off.in + (kContig ? s * V : fast ? fast_offset(s) : rows_offset(a, s * V));
+          if constexpr (kVec) c[u] = load_raw(in + roff);
+          else c[u] = load_one(in + roff);
         }
       }
+      fold_loaded(c, s0, [&](int u) { return s0 + u * threads < s_end; });
     }
   }
   A acc = block_reduce(fold.result(spec, s_begin + threadIdx.x < s_end ? (s_begin + threadIdx.x) * V : -1), f,
@@ -575,20 +619,14 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
     // Folds a round's loaded chunks c[u] (positions r0 + u * TY, those with valid(u)), in order.
     const auto zero = static_cast<unsigned>(static_cast<std::uint64_t>(R) >> 62);  // see after_all_loads
     auto fold_loaded = [&](auto& c, std::int64_t r0, auto valid) {
-      constexpr int kU = static_cast<int>(sizeof(c) / sizeof(c[0]));
-      if constexpr (kVec) after_all_loads(c, zero);
+      fold_round<kVec>(c, zero, r0, TY, valid, [&](const auto& x, std::int64_t r) {
+        if constexpr (kVec) {
 #pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (valid(u)) {
-          const std::int64_t r = r0 + u * TY;
-          if constexpr (kVec) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) fold[e].add(spec, raw_element<T>(c[u], e), r);
-          } else {
-            fold[0].add(spec, c[u], r);
-          }
+          for (int e = 0; e < V; ++e) fold[e].add(spec, raw_element<T>(x, e), r);
+        } else {
+          fold[0].add(spec, x, r);
         }
-      }
+      });
     };
     if (a.red.rank == 1) {
       // One reduced dim (the common case): a pointer walk, and the split's whole rounds (every
