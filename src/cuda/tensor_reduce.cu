@@ -151,10 +151,13 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
                             p.out_numel >= sms * tn::kDenseLongMinRowsPerSm;
     if (adjacent && (short_dense || long_dense)) {
       c.family = Family::rows_dense;
-      // Lanes per row: the row's vectors up to a warp; argmin/argmax rows of 16 or 32 vectors
-      // take 8 lanes and 2 or 4 vectors each: a shuffle level of their (value, position)
-      // costs more than folding a vector (16 lanes a row read rows of 64 f32 at 78 %).
-      const std::int64_t lanes = is_arg && slots >= 16 && slots <= 32 ? 8 : std::min<std::int64_t>(slots, 32);
+      // Lanes per row: the row's vectors up to a warp; argmin/argmax rows of 16-64 vectors, and
+      // 2-byte types' rows of 16-64, take 8 lanes and 2-8 vectors each: a shuffle level of their
+      // (value, position), or of a sum of 8 elements, costs more than folding a vector (16 lanes a
+      // row read argmax rows of 64 f32 at 78 %, 32 lanes rows of 256 at 77 %, 32 lanes bf16 sums of
+      // rows of 256 at 81 %).
+      const bool few_lanes = (is_arg || what.element_bytes == 2) && slots >= 16 && slots <= 64;
+      const std::int64_t lanes = few_lanes ? 8 : std::min<std::int64_t>(slots, 32);
       l.group_shift = ceil_log2(lanes);
       l.chunks = slots / lanes;  // vectors per lane (M)
       const std::int64_t threads = ceil_div(p.out_numel * slots, tn::kDenseLoadsInFlight);
@@ -170,7 +173,12 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
       // Blocks resident at once: the minimum the kernel's __launch_bounds__ guarantee.
       const std::int64_t resident = sms * tn::rows_block_min_blocks(tensor::rows_block_contiguous(c), is_arg);
       const std::int64_t by_work = std::max<std::int64_t>(1, slots / (tn::kTensorThreads * tn::kRowsMinVectorsPerThread));
-      l.chunks = whole_waves_chunks(p.out_numel, std::min(by_work, kIntMax / p.out_numel), resident);
+      // Many waves of one block per output: no split (the last wave's idle slots cost less than
+      // the split's partials and last-block combine: (4096, 16384) f32 over dim 1 split in 2 at
+      // 89.9 % of the read ceiling, the same bf16 rows unsplit at 98.5 %).
+      l.chunks = p.out_numel >= tn::kRowsBlockUnsplitMinWaves * resident
+                     ? 1
+                     : whole_waves_chunks(p.out_numel, std::min(by_work, kIntMax / p.out_numel), resident);
       c.grid = static_cast<unsigned>(p.out_numel * l.chunks);
       if (l.chunks > 1) {
         l.partials_offset = static_cast<std::int64_t>(align16(static_cast<std::size_t>(p.out_numel) * 4));

@@ -55,6 +55,8 @@ inline constexpr int kRowsBlockSteppedLoadsInFlight = 8;
 // Block mode: chunks per output are picked so that the launch's last wave of resident blocks is
 // at least this full (src/cuda/tensor_reduce.cu, whole_waves_chunks).
 inline constexpr std::int64_t kWaveFillPercent = 90;
+// Block mode: with at least this many waves of one block per output, no split.
+inline constexpr std::int64_t kRowsBlockUnsplitMinWaves = 4;
 // Block mode: a block gets at least this many vectors per thread of its row (or it would
 // spend more on its partial than on its loads).
 inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;

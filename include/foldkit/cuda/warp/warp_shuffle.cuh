@@ -39,6 +39,15 @@ __device__ __forceinline__ T shfl_up_any(T v, unsigned delta, unsigned mask = 0x
 }
 
 template <class T>
+__device__ __forceinline__ T shfl_xor_any(T v, unsigned lane_mask, unsigned mask = 0xffffffffu) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return __shfl_xor_sync(mask, v, static_cast<int>(lane_mask));
+  } else {
+    return detail::shuffle_words(v, [&](unsigned w) { return __shfl_xor_sync(mask, w, static_cast<int>(lane_mask)); });
+  }
+}
+
+template <class T>
 __device__ __forceinline__ T shfl_idx_any(T v, int src_lane, unsigned mask = 0xffffffffu) {
   if constexpr (std::is_arithmetic_v<T>) {
     return __shfl_sync(mask, v, src_lane);
