@@ -226,5 +226,50 @@ TEST_F(CudaTensorRandom, RandomProblemsMatchTheReference) {
   }
 }
 
+// Rows-dense (rows of 1-64 whole 16-byte vectors, back to back, aligned) for every lane count it
+// takes, every op and dtype: 3001 rows each (a partial round of loads), then a few shapes with
+// more vectors than the grid takes in one round of 8 loads a thread (several rounds and a partial
+// last one). Its group_reduce_scatter shares a lane group's rows out while reducing them: a row
+// written by the wrong lane, from the wrong load, or combined out of order fails here.
+TEST_F(CudaTensorRandom, RowsDenseEveryGroupWidthOpAndDtype) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  CoverageSummary summary;
+  BatchRunner runner(summary);
+  int id = 0;
+  auto add = [&](ReduceOp op, DType dt, std::int64_t rows, std::int64_t vectors) {
+    const std::int64_t per_vector = 16 / static_cast<std::int64_t>(dtype_size(dt));
+    ShapeSpec spec;
+    spec.regime = "rows-dense " + std::to_string(vectors) + " vectors a row";
+    spec.shape = {rows, vectors * per_vector};
+    fit_max_n(spec.shape);
+    spec.axes = {1};
+    spec.max_offset = 0;  // 16-byte aligned rows: the rows-dense kernel
+    if (id == 0 || vectors == 1 || rows > 3001) {  // the plan (a device input: alignment decides it)
+      const DeviceBuffer d(static_cast<std::size_t>(spec.shape[0] * spec.shape[1]) * dtype_size(dt));
+      const TensorView in = TensorView::contiguous(d.get(), dt, spec.shape.data(), 2, Device::cuda(current_device()));
+      const ReduceOutput os = cuda::reduce_output_shape(op, in, {1}, false);
+      const DeviceBuffer o(static_cast<std::size_t>(os.numel()) * dtype_size(os.dtype));
+      const std::string plan = cuda::describe_reduce(op, in, {1}, false,
+                                                     TensorView::contiguous(o.get(), os.dtype, os.shape, os.rank, in.device));
+      EXPECT_NE(plan.find("kernel=rows-dense"), std::string::npos) << plan;
+    }
+    runner.add(make_problem(spec, op, dt, rng, id++));
+  };
+  for (DType dt : kAllDTypes)
+    for_each_reduce_op([&](auto op) {
+      for (std::int64_t vectors = 1; vectors <= 64; vectors *= 2) add(decltype(op)::value, dt, 3001, vectors);
+    });
+  // An H100's or H200's full grid (132 SMs x 8 blocks x 256 threads x 8 loads) takes 2.16M vectors a round.
+  add(ReduceOp::argmax, DType::f32, 600001, 4);
+  add(ReduceOp::sum, DType::i32, 300007, 8);
+  add(ReduceOp::max, DType::bf16, 70001, 32);
+  add(ReduceOp::argmin, DType::f64, 1100003, 2);
+  runner.flush();
+  std::cout << "[ CudaTensorRandom.RowsDense ]\n" << summary.text();
+  EXPECT_EQ(summary.failures, 0);
+  if (runner.ok()) EXPECT_EQ(summary.cases, id);
+}
+
 }  // namespace
 }  // namespace foldkit::test
