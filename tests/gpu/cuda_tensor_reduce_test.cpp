@@ -335,11 +335,18 @@ TEST_F(CudaTensorReduce, BenchShapesLeaveTheWorkspaceZeroed) {
   calls.push_back({ReduceOp::sum, DType::f32, {std::min<std::int64_t>(7840000, n / 4), 4}, {-1}});
   calls.push_back({ReduceOp::sum, DType::f32, {std::min<std::int64_t>(1000000, n / 2), 2}, {-1}});
   if (32768 * 32 <= n) calls.push_back({ReduceOp::sum, DType::f32, {32768, 32}, {0}});  // FOLDKIT_TEST_MAX_N may cap n
-  std::size_t ws_bytes = 16;
-  for (const Call& c : calls)
-    ws_bytes = std::max(ws_bytes, cuda::tensor_reduce_workspace_bytes(c.op, TensorView::contiguous(d_in.get(), c.dtype, c.shape.data(), static_cast<int>(c.shape.size()), cu),
-                                                                      c.axes, false));
-  DeviceBuffer ws(ws_bytes), out(static_cast<std::size_t>(n) * 2), vals(static_cast<std::size_t>(n));
+  // The workspace, the outputs and argmax's values, each sized for the largest call (under
+  // FOLDKIT_TEST_MAX_N the shape (1, n) over dim 0 writes n outputs: memcheck found 2 bytes an
+  // element too few).
+  std::size_t ws_bytes = 16, out_bytes = 16, vals_bytes = 16;
+  for (const Call& c : calls) {
+    const TensorView in = TensorView::contiguous(d_in.get(), c.dtype, c.shape.data(), static_cast<int>(c.shape.size()), cu);
+    ws_bytes = std::max(ws_bytes, cuda::tensor_reduce_workspace_bytes(c.op, in, c.axes, false));
+    const ReduceOutput o = cuda::reduce_output_shape(c.op, in, c.axes, false);
+    out_bytes = std::max(out_bytes, static_cast<std::size_t>(o.numel()) * dtype_size(o.dtype));
+    vals_bytes = std::max(vals_bytes, static_cast<std::size_t>(o.numel()) * dtype_size(c.dtype));
+  }
+  DeviceBuffer ws(ws_bytes), out(out_bytes), vals(vals_bytes);
   FOLDKIT_CUDA_CHECK(cudaMemset(ws.get(), 0, ws_bytes));
   std::vector<unsigned long long> words(ws_bytes / 8);
   for (const Call& c : calls) {
