@@ -6,7 +6,7 @@
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
-#  foldkit-bench axes --backend cpu into axes-cpu.csv; one log, axes.txt. AXES_ARGS (e.g. --quick), TORCH_AXES_ARGS.)
+#  foldkit-bench axes --backend cpu into axes-cpu.csv (AXES_SKIP_CPU=1: not); one log, axes.txt. AXES_ARGS (e.g. --quick), TORCH_AXES_ARGS.)
 # (ncu-axes: ncu sections of foldkit's kernel in a few axes cases (NCU_CASES), into ncu-axes.txt.)
 # (axes-sweep: foldkit-bench axes --sweep, the column-scan tile geometries, into axes-sweep.csv / axes-sweep.txt; AXES_SWEEP_ARGS.)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
@@ -258,11 +258,13 @@ if has axes; then
       --foldkit "$OUT/axes-gpu.csv" >> "$OUT/axes.txt" 2>&1 || status=1
     sed -n '/== foldkit vs torch/,$p' "$OUT/axes.txt" | grep -E "NO$|at least as fast|no foldkit row" | tail -40
   fi
-  stamp "axes --backend cpu (foldkit::cpu::reduce along the axes on this host)"
-  echo "== foldkit-bench axes --backend cpu" >> "$OUT/axes.txt"
-  timeout 300 "$BUILD/tools/bench/foldkit-bench" axes --backend cpu ${AXES_ARGS:-} --csv "$OUT/axes-cpu.csv" \
-    >> "$OUT/axes.txt" 2>&1 || status=1
-  grep -E "bars met|result checks" "$OUT/axes.txt" | tail -2
+  if [ -z "${AXES_SKIP_CPU:-}" ]; then
+    stamp "axes --backend cpu (foldkit::cpu::reduce along the axes on this host)"
+    echo "== foldkit-bench axes --backend cpu" >> "$OUT/axes.txt"
+    timeout 300 "$BUILD/tools/bench/foldkit-bench" axes --backend cpu ${AXES_ARGS:-} --csv "$OUT/axes-cpu.csv" \
+      >> "$OUT/axes.txt" 2>&1 || status=1
+    grep -E "bars met|result checks" "$OUT/axes.txt" | tail -2
+  fi
 fi
 
 if has ladder; then
