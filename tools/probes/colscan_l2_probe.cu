@@ -1,0 +1,333 @@
+// foldkit-colscan-l2-probe: can a column scan (cumsum over dim 0) whose tiles never wait for a
+// look-back chain reach the copy rate on the H200, if its second read of each tile hits L2?
+//
+// The library's column scans chain their tiles by a decoupled look-back: a tile holds its 64 KiB
+// of shared memory from its loads until every earlier tile has arrived, ~15 us on the H200, of
+// which ~4.5 us waiting (docs/perf-log/2026-11-28.md, capacity model: <= 83 % of the copy rate).
+// This probe's kernel holds nothing while it waits: a persistent grid (every block resident)
+// walks the tiles in chunks of one tile per block. Phase A of chunk c reads each tile from DRAM
+// and publishes its column sums; phase B of chunk c reads the tile again (from L2: a chunk is
+// P x 32 KiB, ~17 MB at 528 blocks) and writes its scan, its prefix being the chunk's carry plus
+// the sums of the earlier tiles of its column group in the chunk. A block runs A(c + 1) before
+// B(c), so B(c) finds A(c) finished by every block (one phase of slack), and the chunk carries
+// are summed by the last block to finish each A phase, a phase ahead of their use. (The two-phase
+// rows of foldkit-scan-floor were a different design: one tile per block, phase 2 waiting in
+// its slot, 65 % of the copy ceiling on the H100.)
+//
+// f32 sums only; COLS a multiple of 4 (float4 columns), rows in tiles of 8 per thread. Beside it,
+// interleaved call by call: cudaMemcpyAsync and the library's cumsum over dim 0. Its output is
+// checked against the library's (relative difference; the sums' order differs).
+//
+// Usage: foldkit-colscan-l2-probe ROWS COLS [ROWS COLS ...]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/tensor_scan.hpp"
+#include "timing.hpp"
+
+namespace {
+
+using foldkit::cuda::detail::check_cuda;
+
+constexpr int kThreads = 256;
+constexpr int kRows = 8;  // rows per thread in a tile: a tile is 256 x 8 float4 = 32 KiB
+constexpr int kMinBlocks = 4;
+
+struct Args {
+  const float4* in;
+  float4* out;
+  long long rows;
+  int cols4;           // float4 columns
+  int tc;              // column threads (float4 columns) of a tile; tr = kThreads / tc row groups
+  int tr_shift;        // log2(tr)
+  int groups;          // column groups: cols4 / tc
+  long long tile_rows; // tr * kRows
+  long long tiles;     // row tiles x groups, numbered row tile major
+  int blocks;          // P: the persistent grid
+  long long chunks;    // ceil(tiles / P)
+  float4* agg;         // [tiles][tc]: a tile's column sums
+  float4* carry;       // [chunks + 1][cols4]: the sums of every tile before chunk c
+  unsigned* done;      // [chunks]: A phases finished, cumulative over calls
+  unsigned* carry_ready;  // [chunks + 1]: the call whose carry is there
+  unsigned call;       // 1, 2, ...
+};
+
+__device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ long long chunk_tiles(const Args& a, long long c) {
+  return std::min<long long>(a.blocks, a.tiles - c * a.blocks);
+}
+
+// Tree over the row groups in shared memory (fixed order): row group 0 of each column gets the sum.
+__device__ __forceinline__ float4 reduce_row_groups(float4 v, float4* s, int ct, int rg, const Args& a) {
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (int step = (kThreads / a.tc) >> 1; step > 0; step >>= 1) {
+    if (rg < step) s[threadIdx.x] = add4(s[threadIdx.x], s[(rg + step) * a.tc + ct]);
+    __syncthreads();
+  }
+  const float4 r = s[ct];
+  __syncthreads();
+  return r;
+}
+
+__device__ void phase_a(const Args& a, long long c, long long L, float4* s) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const int ct = tid % a.tc, rg = tid / a.tc, tr = kThreads / a.tc;
+  const long long rt = L / a.groups;
+  const int g = static_cast<int>(L % a.groups);
+  const long long row0 = rt * a.tile_rows;
+  const int col = g * a.tc + ct;
+  // Rows interleaved across the row groups (row0 + k * tr + rg): a warp's load covers 32 / tc
+  // consecutive rows, so whole rows of narrow matrices are read in 512-byte runs.
+  float4 v[kRows];
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const long long r = row0 + static_cast<long long>(k) * tr + rg;
+    v[k] = r < a.rows ? a.in[r * a.cols4 + col] : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  float4 sum = v[0];
+#pragma unroll
+  for (int k = 1; k < kRows; ++k) sum = add4(sum, v[k]);
+  sum = reduce_row_groups(sum, s, ct, rg, a);
+  if (rg == 0) __stcg(&a.agg[L * a.tc + ct], sum);
+  __shared__ bool last;
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    const long long n = chunk_tiles(a, c);
+    const unsigned before = atomicAdd(&a.done[c], 1u);
+    last = before == a.call * static_cast<unsigned>(n) - 1u;
+  }
+  __syncthreads();
+  if (!last) return;
+  // The last block of A(c): carry[c + 1] = carry[c] + every tile of chunk c, per column, in tile order.
+  if (c > 0 && tid == 0)
+    while (load_acquire(&a.carry_ready[c]) != a.call) {
+    }
+  __syncthreads();
+  __threadfence();
+  const long long first = c * a.blocks, end = first + chunk_tiles(a, c);
+  for (int j = tid; j < a.cols4; j += kThreads) {
+    float4 acc = c > 0 ? __ldcg(&a.carry[c * a.cols4 + j]) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const int gj = j / a.tc, cj = j % a.tc;
+    long long l = first + ((gj - first % a.groups) % a.groups + a.groups) % a.groups;
+    for (; l < end; l += a.groups) acc = add4(acc, __ldcg(&a.agg[l * a.tc + cj]));
+    __stcg(&a.carry[(c + 1) * a.cols4 + j], acc);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    store_release(&a.carry_ready[c + 1], a.call);
+  }
+}
+
+__device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const int ct = tid % a.tc, rg = tid / a.tc, tr = kThreads / a.tc;
+  const long long rt = L / a.groups;
+  const int g = static_cast<int>(L % a.groups);
+  const int col = g * a.tc + ct;
+  if (tid == 0) {
+    const unsigned want = a.call * static_cast<unsigned>(chunk_tiles(a, c));
+    while (load_acquire(&a.done[c]) < want) {
+    }
+    if (c > 0)
+      while (load_acquire(&a.carry_ready[c]) != a.call) {
+      }
+  }
+  __syncthreads();
+  // The tile's prefix: the chunk's carry and the earlier tiles of its column group in the chunk
+  // (tiles L - G, L - 2G, ... down to the chunk's first), shared out over the row groups.
+  float4 pre = make_float4(0.f, 0.f, 0.f, 0.f);
+  const long long first = c * a.blocks;
+  for (long long l = L - static_cast<long long>(rg + 1) * a.groups; l >= first; l -= static_cast<long long>(tr) * a.groups)
+    pre = add4(pre, __ldcg(&a.agg[l * a.tc + ct]));
+  pre = reduce_row_groups(pre, s, ct, rg, a);
+  if (c > 0) pre = add4(__ldcg(&a.carry[c * a.cols4 + col]), pre);
+  // The tile again (L2), rows contiguous per thread: row0 + rg * kRows + k.
+  const long long row0 = rt * a.tile_rows + static_cast<long long>(rg) * kRows;
+  float4 v[kRows];
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const long long r = row0 + k;
+    v[k] = r < a.rows ? __ldcg(&a.in[r * a.cols4 + col]) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int k = 1; k < kRows; ++k) v[k] = add4(v[k - 1], v[k]);
+  // Exclusive scan of the row groups' totals (Hillis-Steele in shared memory, two buffers).
+  float4* s0 = s;
+  float4* s1 = s + kThreads;
+  s0[tid] = v[kRows - 1];
+  __syncthreads();
+  for (int step = 1; step < tr; step <<= 1) {
+    float4 x = s0[tid];
+    if (rg >= step) x = add4(s0[tid - step * a.tc], x);
+    s1[tid] = x;
+    __syncthreads();
+    float4* t = s0;
+    s0 = s1;
+    s1 = t;
+  }
+  const float4 excl = rg > 0 ? s0[tid - a.tc] : make_float4(0.f, 0.f, 0.f, 0.f);
+  __syncthreads();
+  const float4 base = add4(pre, excl);
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const long long r = row0 + k;
+    if (r < a.rows) __stcs(&a.out[r * a.cols4 + col], add4(base, v[k]));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, kMinBlocks) colscan_l2_kernel(const __grid_constant__ Args a) {
+  __shared__ float4 s[2 * kThreads];
+  const long long b = blockIdx.x;
+  for (long long c = 0; c <= a.chunks; ++c) {
+    if (c < a.chunks && c * a.blocks + b < a.tiles) phase_a(a, c, c * a.blocks + b, s);
+    if (c >= 1 && (c - 1) * a.blocks + b < a.tiles) phase_b(a, c - 1, (c - 1) * a.blocks + b, s);
+  }
+}
+
+// A persistent grid of `per_sm` blocks a SM for a rows x cols matrix, with its workspace.
+Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm) {
+  const int cols4 = static_cast<int>(cols / 4);
+  int tc = 1;
+  while (tc < 32 && tc * 2 <= cols4 && cols4 % (tc * 2) == 0) tc *= 2;
+  Args a{};
+  a.rows = rows;
+  a.cols4 = cols4;
+  a.tc = tc;
+  while ((kThreads / tc) >> a.tr_shift > 1) ++a.tr_shift;
+  a.groups = cols4 / tc;
+  a.tile_rows = static_cast<long long>(kThreads / tc) * kRows;
+  a.tiles = (rows + a.tile_rows - 1) / a.tile_rows * a.groups;
+  a.blocks = static_cast<int>(std::min<long long>(static_cast<long long>(sms) * per_sm, a.tiles));
+  a.chunks = (a.tiles + a.blocks - 1) / a.blocks;
+  check_cuda(cudaMalloc(&a.agg, static_cast<std::size_t>(a.tiles * tc) * sizeof(float4)), "cudaMalloc agg");
+  check_cuda(cudaMalloc(&a.carry, static_cast<std::size_t>((a.chunks + 1) * cols4) * sizeof(float4)), "cudaMalloc carry");
+  check_cuda(cudaMalloc(&a.done, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMalloc done");
+  check_cuda(cudaMalloc(&a.carry_ready, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMalloc ready");
+  check_cuda(cudaMemset(a.done, 0, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMemset");
+  check_cuda(cudaMemset(a.carry_ready, 0, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMemset");
+  return a;
+}
+
+int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::LaunchGate& gate) {
+  if (rows <= 0 || cols <= 0 || cols % 4 != 0) {
+    std::fprintf(stderr, "foldkit-colscan-l2-probe: COLS must be a positive multiple of 4\n");
+    return 2;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * 4;
+  int dev = 0, sms = 0, max_per_sm = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "attribute");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_per_sm, colscan_l2_kernel, kThreads, 0), "occupancy");
+  // Blocks a SM: a chunk is blocks x 32 KiB of input that must stay in L2 from phase A to B.
+  std::vector<Args> variants;
+  for (int per_sm : {2, 3, 4})
+    if (per_sm <= max_per_sm) variants.push_back(make_args(rows, cols, sms, per_sm));
+
+  fkbench::InputPool pool;
+  pool.prepare(foldkit::DType::f32, rows * cols, 4242, st);
+  const std::size_t out_copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  char* outs = nullptr;
+  check_cuda(cudaMalloc(&outs, out_copies * stride), "cudaMalloc outputs");
+  std::size_t cursor = 0;
+  auto next_out = [&] { return static_cast<void*>(outs + (cursor++ % out_copies) * stride); };
+  const foldkit::Device device = foldkit::Device::cuda(dev);
+  auto probe = [&](Args& a, const void* in, void* out) {
+    ++a.call;
+    a.in = static_cast<const float4*>(in);
+    a.out = static_cast<float4*>(out);
+    colscan_l2_kernel<<<a.blocks, kThreads, 0, st>>>(a);
+    check_cuda(cudaGetLastError(), "colscan_l2_kernel launch");
+  };
+  auto library = [&](const void* in, void* out) {
+    foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, foldkit::TensorView::contiguous(in, foldkit::DType::f32, {rows, cols}, device),
+                                  0, foldkit::TensorView::contiguous(out, foldkit::DType::f32, {rows, cols}, device), st);
+  };
+
+  // The check: one input, every variant twice (the counters' epochs), max |probe - library| / (|library| + 1).
+  std::printf("\n== cumsum f32 dim 0 of (%lld, %lld): tiles of %lld rows x %d columns; %zu bytes read + written ==\n",
+              static_cast<long long>(rows), static_cast<long long>(cols), variants.empty() ? 0 : variants[0].tile_rows,
+              variants.empty() ? 0 : 4 * variants[0].tc, 2 * bytes);
+  int rc = 0;
+  {
+    const void* in = pool.next();
+    void* ref = next_out();
+    void* got = next_out();
+    library(in, ref);
+    std::vector<float> h_ref(static_cast<std::size_t>(rows * cols)), h_got(h_ref.size());
+    check_cuda(cudaMemcpyAsync(h_ref.data(), ref, bytes, cudaMemcpyDeviceToHost, st), "copy");
+    for (Args& a : variants) {
+      probe(a, in, got);
+      probe(a, in, got);
+      check_cuda(cudaMemcpyAsync(h_got.data(), got, bytes, cudaMemcpyDeviceToHost, st), "copy");
+      check_cuda(cudaStreamSynchronize(st), "sync");
+      double worst = 0;
+      for (std::size_t i = 0; i < h_got.size(); ++i)
+        worst = std::max(worst, std::fabs(static_cast<double>(h_got[i]) - h_ref[i]) / (std::fabs(static_cast<double>(h_ref[i])) + 1.0));
+      const bool ok = worst < 1e-3;
+      if (!ok) rc = 1;
+      std::printf("  check: %d blocks (%lld tiles, %lld chunks of %.1f MiB): max rel diff vs the library %.2e %s\n", a.blocks,
+                  a.tiles, a.chunks, a.blocks * 32.0 / 1024, worst, ok ? "ok" : "FAILED");
+    }
+  }
+  fkbench::TimingPlan tp;
+  tp.reps_median = 30;
+  tp.reps_batch = 60;
+  std::vector<fkbench::Call> calls = {
+      [&](const void* in) { check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, st), "memcpy"); },
+      [&](const void* in) { library(in, next_out()); }};
+  for (Args& a : variants) calls.push_back([&](const void* in) { probe(a, in, next_out()); });
+  const std::vector<fkbench::Timing> t = fkbench::time_interleaved(tp, st, pool, &gate, calls);
+  const double ceil = t[0].median_us;
+  auto row = [&](const std::string& what, const fkbench::Timing& x) {
+    std::printf("  %-56s %9.2f us (%9.2f)   %5.1f %% of the copy ceiling\n", what.c_str(), x.median_us, x.batch_us,
+                100.0 * ceil / x.median_us);
+  };
+  row("cudaMemcpyAsync (the copy ceiling)", t[0]);
+  row("library: foldkit::cuda::inclusive_scan over dim 0", t[1]);
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    row("probe, " + std::to_string(variants[i].blocks / sms) + " blocks a SM (two phases a chunk, L2)", t[2 + i]);
+  cudaFree(outs);
+  for (Args& a : variants) {
+    cudaFree(a.agg);
+    cudaFree(a.carry);
+    cudaFree(a.done);
+    cudaFree(a.carry_ready);
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3 || (argc - 1) % 2 != 0) {
+    std::fprintf(stderr, "usage: foldkit-colscan-l2-probe ROWS COLS [ROWS COLS ...]\n");
+    return 2;
+  }
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  fkbench::LaunchGate gate;
+  int rc = 0;
+  for (int i = 1; i + 1 < argc; i += 2) rc = std::max(rc, run_case(std::atoll(argv[i]), std::atoll(argv[i + 1]), s, gate));
+  cudaStreamDestroy(s);
+  return rc;
+}
