@@ -73,6 +73,24 @@ __device__ __forceinline__ long long chunk_tiles(const Args& a, long long c) {
   return std::min<long long>(a.blocks, a.tiles - c * a.blocks);
 }
 
+// Sum of agg[(first_l + i * step) * tc + cj] for i = 0, 1, ... while the tile is below end_l, in
+// that order, 8 loads in flight (independent L2 loads: a loop of one dependent load at a time
+// made the first version of this probe 10x slower than the library).
+__device__ __forceinline__ float4 sum_tiles(const float4* agg, int tc, int cj, long long first_l, long long step,
+                                            long long end_l) {
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  long long l = first_l;
+  for (; l + 7 * step < end_l; l += 8 * step) {
+    float4 x[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) x[u] = __ldcg(&agg[(l + u * step) * tc + cj]);
+#pragma unroll
+    for (int u = 0; u < 8; ++u) acc = add4(acc, x[u]);
+  }
+  for (; l < end_l; l += step) acc = add4(acc, __ldcg(&agg[l * tc + cj]));
+  return acc;
+}
+
 // Tree over the row groups in shared memory (fixed order): row group 0 of each column gets the sum.
 __device__ __forceinline__ float4 reduce_row_groups(float4 v, float4* s, int ct, int rg, const Args& a) {
   s[threadIdx.x] = v;
@@ -123,12 +141,30 @@ __device__ void phase_a(const Args& a, long long c, long long L, float4* s) {
   __syncthreads();
   __threadfence();
   const long long first = c * a.blocks, end = first + chunk_tiles(a, c);
-  for (int j = tid; j < a.cols4; j += kThreads) {
-    float4 acc = c > 0 ? __ldcg(&a.carry[c * a.cols4 + j]) : make_float4(0.f, 0.f, 0.f, 0.f);
-    const int gj = j / a.tc, cj = j % a.tc;
-    long long l = first + ((gj - first % a.groups) % a.groups + a.groups) % a.groups;
-    for (; l < end; l += a.groups) acc = add4(acc, __ldcg(&a.agg[l * a.tc + cj]));
-    __stcg(&a.carry[(c + 1) * a.cols4 + j], acc);
+  // per_col threads a column (a power of two), each summing every per_col-th tile of the
+  // column's group in the chunk, then a tree over them in shared memory.
+  int per_col = 1;
+  while (per_col * 2 * a.cols4 <= kThreads) per_col *= 2;
+  const int q = tid % per_col;
+  for (int j0 = 0; j0 < a.cols4; j0 += kThreads / per_col) {
+    const int j = j0 + tid / per_col;
+    float4 part = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (j < a.cols4) {
+      const int gj = j / a.tc, cj = j % a.tc;
+      const long long l0 = first + ((gj - first % a.groups) % a.groups + a.groups) % a.groups;  // the group's first tile
+      part = sum_tiles(a.agg, a.tc, cj, l0 + static_cast<long long>(q) * a.groups, static_cast<long long>(per_col) * a.groups, end);
+    }
+    s[tid] = part;
+    __syncthreads();
+    for (int step = per_col >> 1; step > 0; step >>= 1) {
+      if (q < step) s[tid] = add4(s[tid], s[tid + step]);
+      __syncthreads();
+    }
+    if (q == 0 && j < a.cols4) {
+      const float4 before = c > 0 ? __ldcg(&a.carry[c * a.cols4 + j]) : make_float4(0.f, 0.f, 0.f, 0.f);
+      __stcg(&a.carry[(c + 1) * a.cols4 + j], add4(before, s[tid]));
+    }
+    __syncthreads();
   }
   __syncthreads();
   if (tid == 0) {
@@ -156,8 +192,12 @@ __device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
   // (tiles L - G, L - 2G, ... down to the chunk's first), shared out over the row groups.
   float4 pre = make_float4(0.f, 0.f, 0.f, 0.f);
   const long long first = c * a.blocks;
-  for (long long l = L - static_cast<long long>(rg + 1) * a.groups; l >= first; l -= static_cast<long long>(tr) * a.groups)
-    pre = add4(pre, __ldcg(&a.agg[l * a.tc + ct]));
+  {
+    // Tiles L - (rg + 1) G, then tr G further down each, while in the chunk: counted upward from
+    // the lowest for sum_tiles.
+    const long long top = L - static_cast<long long>(rg + 1) * a.groups, step = static_cast<long long>(tr) * a.groups;
+    if (top >= first) pre = sum_tiles(a.agg, a.tc, ct, top - (top - first) / step * step, step, top + 1);
+  }
   pre = reduce_row_groups(pre, s, ct, rg, a);
   if (c > 0) pre = add4(__ldcg(&a.carry[c * a.cols4 + col]), pre);
   // The tile again (L2), rows contiguous per thread: row0 + rg * kRows + k.
