@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "foldkit/cuda/dispatch/runtime.hpp"
@@ -47,20 +48,23 @@ struct Args {
   long long rows;
   int cols4;           // float4 columns
   int tc;              // column threads (float4 columns) of a tile; tr = kThreads / tc row groups
-  int tr_shift;        // log2(tr)
   int groups;          // column groups: cols4 / tc
   long long tile_rows; // tr * kRows
   long long tiles;     // row tiles x groups, numbered row tile major
   int blocks;          // P: the persistent grid
+  int lag;             // a block runs B(c - lag) after A(c): lag + 1 chunks of input live in L2
   long long chunks;    // ceil(tiles / P)
   float4* agg;         // [tiles][tc]: a tile's column sums
+  float4* rel;         // [tiles][tc]: the sums of the earlier tiles of its column group in its chunk
+  float4* total;       // [chunks][cols4]: a chunk's sums
   float4* carry;       // [chunks + 1][cols4]: the sums of every tile before chunk c
   unsigned* done;      // [chunks]: A phases finished, cumulative over calls
-  unsigned* carry_ready;  // [chunks + 1]: the call whose carry is there
+  unsigned* ready;     // [chunks + 1]: ready[c + 1] = call once carry[c + 1] and chunk c's rel are written
   unsigned call;       // 1, 2, ...
 };
 
 __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+__device__ __forceinline__ float4 zero4() { return make_float4(0.f, 0.f, 0.f, 0.f); }
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -71,24 +75,6 @@ __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
 }
 __device__ __forceinline__ long long chunk_tiles(const Args& a, long long c) {
   return std::min<long long>(a.blocks, a.tiles - c * a.blocks);
-}
-
-// Sum of agg[(first_l + i * step) * tc + cj] for i = 0, 1, ... while the tile is below end_l, in
-// that order, 8 loads in flight (independent L2 loads: a loop of one dependent load at a time
-// made the first version of this probe 10x slower than the library).
-__device__ __forceinline__ float4 sum_tiles(const float4* agg, int tc, int cj, long long first_l, long long step,
-                                            long long end_l) {
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  long long l = first_l;
-  for (; l + 7 * step < end_l; l += 8 * step) {
-    float4 x[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) x[u] = __ldcg(&agg[(l + u * step) * tc + cj]);
-#pragma unroll
-    for (int u = 0; u < 8; ++u) acc = add4(acc, x[u]);
-  }
-  for (; l < end_l; l += step) acc = add4(acc, __ldcg(&agg[l * tc + cj]));
-  return acc;
 }
 
 // Tree over the row groups in shared memory (fixed order): row group 0 of each column gets the sum.
@@ -104,6 +90,87 @@ __device__ __forceinline__ float4 reduce_row_groups(float4 v, float4* s, int ct,
   return r;
 }
 
+// The last block of A(c): for every column, the exclusive sums of its group's tiles in chunk c
+// (rel) and the chunk's total. per_col threads a column (a power of two), each a contiguous range
+// of the group's tiles: sum the range (8 loads in flight), an exclusive scan of the ranges' sums
+// in shared memory, then the range again, writing each tile's rel. Needs no carry: the chunks'
+// scans run in parallel; only carry[c + 1] = carry[c] + total[c] is chained (one add a column).
+__device__ __noinline__ void scan_chunk(const Args& a, long long c, float4* s) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const long long first = c * a.blocks, end = first + chunk_tiles(a, c);
+  int per_col = 1;
+  while (per_col * 2 * a.cols4 <= kThreads) per_col *= 2;
+  const int q = tid % per_col;
+  for (int j0 = 0; j0 < a.cols4; j0 += kThreads / per_col) {
+    const int j = j0 + tid / per_col;
+    const bool col = j < a.cols4;
+    long long l0 = 0, n = 0, span = 0, lo = 0, hi = 0;
+    int cj = 0;
+    if (col) {
+      const int g = j / a.tc;
+      cj = j % a.tc;
+      l0 = first + ((g - first % a.groups) % a.groups + a.groups) % a.groups;  // the group's first tile
+      n = l0 < end ? (end - 1 - l0) / a.groups + 1 : 0;
+      span = (n + per_col - 1) / per_col;
+      lo = std::min(n, q * span);
+      hi = std::min(n, lo + span);
+    }
+    const long long G = a.groups;
+    float4 part = zero4();
+    for (long long i = lo; i < hi; i += 8) {
+      float4 x[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) x[u] = i + u < hi ? __ldcg(&a.agg[(l0 + (i + u) * G) * a.tc + cj]) : zero4();
+#pragma unroll
+      for (int u = 0; u < 8; ++u) part = add4(part, x[u]);
+    }
+    // Exclusive scan over the column's per_col ranges (Hillis-Steele, two buffers).
+    float4* s0 = s;
+    float4* s1 = s + kThreads;
+    s0[tid] = part;
+    __syncthreads();
+    for (int step = 1; step < per_col; step <<= 1) {
+      float4 x = s0[tid];
+      if (q >= step) x = add4(s0[tid - step], x);
+      s1[tid] = x;
+      __syncthreads();
+      float4* t = s0;
+      s0 = s1;
+      s1 = t;
+    }
+    float4 base = q > 0 ? s0[tid - 1] : zero4();
+    __syncthreads();
+    for (long long i = lo; i < hi; i += 8) {
+      float4 x[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) x[u] = i + u < hi ? __ldcg(&a.agg[(l0 + (i + u) * G) * a.tc + cj]) : zero4();
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (i + u < hi) {
+          __stcg(&a.rel[(l0 + (i + u) * G) * a.tc + cj], base);
+          base = add4(base, x[u]);
+        }
+    }
+    if (col && q == per_col - 1) __stcg(&a.total[c * a.cols4 + j], base);
+  }
+  // The chained part: carry[c + 1] = carry[c] + total[c].
+  __syncthreads();
+  if (c > 0 && tid == 0)
+    while (load_acquire(&a.ready[c]) != a.call) {
+    }
+  __syncthreads();
+  __threadfence();
+  for (int j = tid; j < a.cols4; j += kThreads) {
+    const float4 t = __ldcg(&a.total[c * a.cols4 + j]);
+    __stcg(&a.carry[(c + 1) * a.cols4 + j], c > 0 ? add4(__ldcg(&a.carry[c * a.cols4 + j]), t) : t);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    store_release(&a.ready[c + 1], a.call);
+  }
+}
+
 __device__ void phase_a(const Args& a, long long c, long long L, float4* s) {
   const int tid = static_cast<int>(threadIdx.x);
   const int ct = tid % a.tc, rg = tid / a.tc, tr = kThreads / a.tc;
@@ -117,7 +184,7 @@ __device__ void phase_a(const Args& a, long long c, long long L, float4* s) {
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const long long r = row0 + static_cast<long long>(k) * tr + rg;
-    v[k] = r < a.rows ? a.in[r * a.cols4 + col] : make_float4(0.f, 0.f, 0.f, 0.f);
+    v[k] = r < a.rows ? a.in[r * a.cols4 + col] : zero4();
   }
   float4 sum = v[0];
 #pragma unroll
@@ -133,43 +200,9 @@ __device__ void phase_a(const Args& a, long long c, long long L, float4* s) {
     last = before == a.call * static_cast<unsigned>(n) - 1u;
   }
   __syncthreads();
-  if (!last) return;
-  // The last block of A(c): carry[c + 1] = carry[c] + every tile of chunk c, per column, in tile order.
-  if (c > 0 && tid == 0)
-    while (load_acquire(&a.carry_ready[c]) != a.call) {
-    }
-  __syncthreads();
-  __threadfence();
-  const long long first = c * a.blocks, end = first + chunk_tiles(a, c);
-  // per_col threads a column (a power of two), each summing every per_col-th tile of the
-  // column's group in the chunk, then a tree over them in shared memory.
-  int per_col = 1;
-  while (per_col * 2 * a.cols4 <= kThreads) per_col *= 2;
-  const int q = tid % per_col;
-  for (int j0 = 0; j0 < a.cols4; j0 += kThreads / per_col) {
-    const int j = j0 + tid / per_col;
-    float4 part = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (j < a.cols4) {
-      const int gj = j / a.tc, cj = j % a.tc;
-      const long long l0 = first + ((gj - first % a.groups) % a.groups + a.groups) % a.groups;  // the group's first tile
-      part = sum_tiles(a.agg, a.tc, cj, l0 + static_cast<long long>(q) * a.groups, static_cast<long long>(per_col) * a.groups, end);
-    }
-    s[tid] = part;
-    __syncthreads();
-    for (int step = per_col >> 1; step > 0; step >>= 1) {
-      if (q < step) s[tid] = add4(s[tid], s[tid + step]);
-      __syncthreads();
-    }
-    if (q == 0 && j < a.cols4) {
-      const float4 before = c > 0 ? __ldcg(&a.carry[c * a.cols4 + j]) : make_float4(0.f, 0.f, 0.f, 0.f);
-      __stcg(&a.carry[(c + 1) * a.cols4 + j], add4(before, s[tid]));
-    }
-    __syncthreads();
-  }
-  __syncthreads();
-  if (tid == 0) {
+  if (last) {
     __threadfence();
-    store_release(&a.carry_ready[c + 1], a.call);
+    scan_chunk(a, c, s);
   }
 }
 
@@ -179,35 +212,21 @@ __device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
   const long long rt = L / a.groups;
   const int g = static_cast<int>(L % a.groups);
   const int col = g * a.tc + ct;
-  if (tid == 0) {
-    const unsigned want = a.call * static_cast<unsigned>(chunk_tiles(a, c));
-    while (load_acquire(&a.done[c]) < want) {
+  if (tid == 0)
+    while (load_acquire(&a.ready[c + 1]) != a.call) {
     }
-    if (c > 0)
-      while (load_acquire(&a.carry_ready[c]) != a.call) {
-      }
-  }
   __syncthreads();
-  // The tile's prefix: the chunk's carry and the earlier tiles of its column group in the chunk
-  // (tiles L - G, L - 2G, ... down to the chunk's first), shared out over the row groups.
-  float4 pre = make_float4(0.f, 0.f, 0.f, 0.f);
-  const long long first = c * a.blocks;
-  {
-    // Tiles L - (rg + 1) G, then tr G further down each, while in the chunk: counted upward from
-    // the lowest for sum_tiles.
-    const long long top = L - static_cast<long long>(rg + 1) * a.groups, step = static_cast<long long>(tr) * a.groups;
-    if (top >= first) pre = sum_tiles(a.agg, a.tc, ct, top - (top - first) / step * step, step, top + 1);
-  }
-  pre = reduce_row_groups(pre, s, ct, rg, a);
-  if (c > 0) pre = add4(__ldcg(&a.carry[c * a.cols4 + col]), pre);
-  // The tile again (L2), rows contiguous per thread: row0 + rg * kRows + k.
+  // The tile again (L2), rows contiguous per thread: row0 + rg * kRows + k; its prefix from the
+  // chunk's scan.
   const long long row0 = rt * a.tile_rows + static_cast<long long>(rg) * kRows;
   float4 v[kRows];
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const long long r = row0 + k;
-    v[k] = r < a.rows ? __ldcg(&a.in[r * a.cols4 + col]) : make_float4(0.f, 0.f, 0.f, 0.f);
+    v[k] = r < a.rows ? __ldcg(&a.in[r * a.cols4 + col]) : zero4();
   }
+  float4 pre = __ldcg(&a.rel[L * a.tc + ct]);
+  if (c > 0) pre = add4(__ldcg(&a.carry[c * a.cols4 + col]), pre);
 #pragma unroll
   for (int k = 1; k < kRows; ++k) v[k] = add4(v[k - 1], v[k]);
   // Exclusive scan of the row groups' totals (Hillis-Steele in shared memory, two buffers).
@@ -224,7 +243,7 @@ __device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
     s0 = s1;
     s1 = t;
   }
-  const float4 excl = rg > 0 ? s0[tid - a.tc] : make_float4(0.f, 0.f, 0.f, 0.f);
+  const float4 excl = rg > 0 ? s0[tid - a.tc] : zero4();
   __syncthreads();
   const float4 base = add4(pre, excl);
 #pragma unroll
@@ -237,14 +256,15 @@ __device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
 __global__ void __launch_bounds__(kThreads, kMinBlocks) colscan_l2_kernel(const __grid_constant__ Args a) {
   __shared__ float4 s[2 * kThreads];
   const long long b = blockIdx.x;
-  for (long long c = 0; c <= a.chunks; ++c) {
+  for (long long c = 0; c < a.chunks + a.lag; ++c) {
     if (c < a.chunks && c * a.blocks + b < a.tiles) phase_a(a, c, c * a.blocks + b, s);
-    if (c >= 1 && (c - 1) * a.blocks + b < a.tiles) phase_b(a, c - 1, (c - 1) * a.blocks + b, s);
+    const long long cb = c - a.lag;
+    if (cb >= 0 && cb * a.blocks + b < a.tiles) phase_b(a, cb, cb * a.blocks + b, s);
   }
 }
 
 // A persistent grid of `per_sm` blocks a SM for a rows x cols matrix, with its workspace.
-Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm) {
+Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm, int lag) {
   const int cols4 = static_cast<int>(cols / 4);
   int tc = 1;
   while (tc < 32 && tc * 2 <= cols4 && cols4 % (tc * 2) == 0) tc *= 2;
@@ -252,18 +272,20 @@ Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm) {
   a.rows = rows;
   a.cols4 = cols4;
   a.tc = tc;
-  while ((kThreads / tc) >> a.tr_shift > 1) ++a.tr_shift;
   a.groups = cols4 / tc;
   a.tile_rows = static_cast<long long>(kThreads / tc) * kRows;
   a.tiles = (rows + a.tile_rows - 1) / a.tile_rows * a.groups;
   a.blocks = static_cast<int>(std::min<long long>(static_cast<long long>(sms) * per_sm, a.tiles));
+  a.lag = lag;
   a.chunks = (a.tiles + a.blocks - 1) / a.blocks;
   check_cuda(cudaMalloc(&a.agg, static_cast<std::size_t>(a.tiles * tc) * sizeof(float4)), "cudaMalloc agg");
+  check_cuda(cudaMalloc(&a.rel, static_cast<std::size_t>(a.tiles * tc) * sizeof(float4)), "cudaMalloc rel");
+  check_cuda(cudaMalloc(&a.total, static_cast<std::size_t>(a.chunks * cols4) * sizeof(float4)), "cudaMalloc total");
   check_cuda(cudaMalloc(&a.carry, static_cast<std::size_t>((a.chunks + 1) * cols4) * sizeof(float4)), "cudaMalloc carry");
   check_cuda(cudaMalloc(&a.done, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMalloc done");
-  check_cuda(cudaMalloc(&a.carry_ready, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMalloc ready");
+  check_cuda(cudaMalloc(&a.ready, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMalloc ready");
   check_cuda(cudaMemset(a.done, 0, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMemset");
-  check_cuda(cudaMemset(a.carry_ready, 0, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMemset");
+  check_cuda(cudaMemset(a.ready, 0, static_cast<std::size_t>(a.chunks + 1) * 4), "cudaMemset");
   return a;
 }
 
@@ -277,10 +299,11 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "attribute");
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_per_sm, colscan_l2_kernel, kThreads, 0), "occupancy");
-  // Blocks a SM: a chunk is blocks x 32 KiB of input that must stay in L2 from phase A to B.
+  // Blocks a SM and lag: a chunk is blocks x 32 KiB of input, and lag + 1 chunks of it must stay
+  // in L2 from phase A to phase B (at 4 blocks a SM and lag 1, 2 x 16.5 MiB).
   std::vector<Args> variants;
-  for (int per_sm : {2, 3, 4})
-    if (per_sm <= max_per_sm) variants.push_back(make_args(rows, cols, sms, per_sm));
+  for (const auto& [per_sm, lag] : {std::pair{2, 1}, std::pair{2, 2}, std::pair{3, 1}, std::pair{4, 1}})
+    if (per_sm <= max_per_sm) variants.push_back(make_args(rows, cols, sms, per_sm, lag));
 
   fkbench::InputPool pool;
   pool.prepare(foldkit::DType::f32, rows * cols, 4242, st);
@@ -325,8 +348,8 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
         worst = std::max(worst, std::fabs(static_cast<double>(h_got[i]) - h_ref[i]) / (std::fabs(static_cast<double>(h_ref[i])) + 1.0));
       const bool ok = worst < 1e-3;
       if (!ok) rc = 1;
-      std::printf("  check: %d blocks (%lld tiles, %lld chunks of %.1f MiB): max rel diff vs the library %.2e %s\n", a.blocks,
-                  a.tiles, a.chunks, a.blocks * 32.0 / 1024, worst, ok ? "ok" : "FAILED");
+      std::printf("  check: %d blocks, lag %d (%lld tiles, %lld chunks of %.1f MiB): max rel diff vs the library %.2e %s\n",
+                  a.blocks, a.lag, a.tiles, a.chunks, a.blocks * 32.0 / 1024, worst, ok ? "ok" : "FAILED");
     }
   }
   fkbench::TimingPlan tp;
@@ -345,13 +368,16 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   row("cudaMemcpyAsync (the copy ceiling)", t[0]);
   row("library: foldkit::cuda::inclusive_scan over dim 0", t[1]);
   for (std::size_t i = 0; i < variants.size(); ++i)
-    row("probe, " + std::to_string(variants[i].blocks / sms) + " blocks a SM (two phases a chunk, L2)", t[2 + i]);
+    row("probe, " + std::to_string(variants[i].blocks / sms) + " blocks a SM, B " + std::to_string(variants[i].lag) +
+            " chunk(s) behind A", t[2 + i]);
   cudaFree(outs);
   for (Args& a : variants) {
     cudaFree(a.agg);
     cudaFree(a.carry);
     cudaFree(a.done);
-    cudaFree(a.carry_ready);
+    cudaFree(a.ready);
+    cudaFree(a.rel);
+    cudaFree(a.total);
   }
   return rc;
 }
