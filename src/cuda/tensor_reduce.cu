@@ -151,13 +151,11 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
                             p.out_numel >= sms * tn::kDenseLongMinRowsPerSm;
     if (adjacent && (short_dense || long_dense)) {
       c.family = Family::rows_dense;
-      // Lanes per row: the row's vectors up to a warp; argmin/argmax rows of 16-64 vectors, and
-      // 2-byte types' rows of 16-64, take 8 lanes and 2-8 vectors each: a shuffle level of their
-      // (value, position), or of a sum of 8 elements, costs more than folding a vector (16 lanes a
-      // row read argmax rows of 64 f32 at 78 %, 32 lanes rows of 256 at 77 %, 32 lanes bf16 sums of
-      // rows of 256 at 81 %).
-      const bool few_lanes = (is_arg || what.element_bytes == 2) && slots >= 16 && slots <= 64;
-      const std::int64_t lanes = few_lanes ? 8 : std::min<std::int64_t>(slots, 32);
+      // Lanes per row: the row's vectors up to a warp, but fewer for the rows whose shuffle
+      // levels cost more than folding a vector (tuning: kDenseFewLanes).
+      const bool few_lanes = (is_arg || what.element_bytes == 2) && slots >= tn::kDenseFewLanesMinVectors &&
+                             slots <= tn::kDenseFewLanesMaxVectors;
+      const std::int64_t lanes = few_lanes ? tn::kDenseFewLanes : std::min<std::int64_t>(slots, 32);
       l.group_shift = ceil_log2(lanes);
       l.chunks = slots / lanes;  // vectors per lane (M)
       const std::int64_t threads = ceil_div(p.out_numel * slots, tn::kDenseLoadsInFlight);

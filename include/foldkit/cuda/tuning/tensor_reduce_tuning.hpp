@@ -31,6 +31,15 @@ inline constexpr int kDenseLoadsInFlight = 8;
 // Rows-dense rows of up to 32 * this many vectors (a warp per row above 32; longer rows go to
 // rows-group or rows-block). Rows of 256 f32 in rows-group: 87 % of the read ceiling.
 inline constexpr std::int64_t kDenseMaxVectorsPerLane = 4;
+// Rows-dense lanes per row: argmin/argmax rows and 2-byte types' rows of kDenseFewLanesMinVectors
+// to kDenseFewLanesMaxVectors vectors take kDenseFewLanes lanes (2-8 vectors each), not one lane
+// a vector up to a warp: a shuffle level of their (value, position), or of a sum of 8 elements,
+// costs more than folding a vector. 16 lanes a row read argmax rows of 64 f32 at 78 % of the read
+// ceiling (H100); 32 lanes argmax rows of 256 f32 at 80 % and bf16 sums of rows of 256 at 81 %,
+// 8 lanes at 99 and 97 % (H200, 2026-11-29).
+inline constexpr std::int64_t kDenseFewLanes = 8;
+inline constexpr std::int64_t kDenseFewLanesMinVectors = 16;
+inline constexpr std::int64_t kDenseFewLanesMaxVectors = 64;
 // ... and rows of a multiple of 8 * 32 vectors up to 32 * this many (a warp per row, 8 vectors
 // per lane per round) when there are at least kDenseLongMinRowsPerSm rows per SM (a warp for
 // each of an SM's 64 warp slots): rows of 1024-4096 f32, 2048-8192 bf16. In rows-block, a
