@@ -259,6 +259,10 @@ template <class T>
 inline T __shfl_sync(unsigned, T v, int src, int = 32) {
   return ::foldkit::cuda::seg::emu::shfl(v, src);
 }
+template <class T>
+inline T __shfl_xor_sync(unsigned, T v, int lane_mask, int = 32) {
+  return ::foldkit::cuda::seg::emu::shfl(v, static_cast<int>(threadIdx.x & 31u) ^ lane_mask);
+}
 inline unsigned atomicAdd(unsigned* p, unsigned v) {
   const unsigned old = *p;
   *p = old + v;
