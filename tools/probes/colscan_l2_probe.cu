@@ -40,7 +40,6 @@ using foldkit::cuda::detail::check_cuda;
 
 constexpr int kThreads = 256;
 constexpr int kRows = 8;  // rows per thread in a tile: a tile is 256 x 8 float4 = 32 KiB
-constexpr int kMinBlocks = 4;
 
 struct Args {
   const float4* in;
@@ -61,6 +60,7 @@ struct Args {
   unsigned* done;      // [chunks]: A phases finished, cumulative over calls
   unsigned* ready;     // [chunks + 1]: ready[c + 1] = call once carry[c + 1] and chunk c's rel are written
   unsigned call;       // 1, 2, ...
+  bool pipelined;      // host side: which kernel
 };
 
 __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
@@ -171,21 +171,25 @@ __device__ __noinline__ void scan_chunk(const Args& a, long long c, float4* s) {
   }
 }
 
-__device__ void phase_a(const Args& a, long long c, long long L, float4* s) {
+// Phase A, first half: issue the tile's loads (rows interleaved across the row groups, row0 +
+// k * tr + rg: a warp's load covers 32 / tc consecutive rows, so whole rows of narrow matrices
+// are read in 512-byte runs).
+__device__ __forceinline__ void phase_a_load(const Args& a, long long L, float4 (&v)[kRows]) {
   const int tid = static_cast<int>(threadIdx.x);
   const int ct = tid % a.tc, rg = tid / a.tc, tr = kThreads / a.tc;
-  const long long rt = L / a.groups;
-  const int g = static_cast<int>(L % a.groups);
-  const long long row0 = rt * a.tile_rows;
-  const int col = g * a.tc + ct;
-  // Rows interleaved across the row groups (row0 + k * tr + rg): a warp's load covers 32 / tc
-  // consecutive rows, so whole rows of narrow matrices are read in 512-byte runs.
-  float4 v[kRows];
+  const long long row0 = L / a.groups * a.tile_rows;
+  const int col = static_cast<int>(L % a.groups) * a.tc + ct;
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const long long r = row0 + static_cast<long long>(k) * tr + rg;
     v[k] = r < a.rows ? a.in[r * a.cols4 + col] : zero4();
   }
+}
+
+// Phase A, second half: the tile's column sums published; the chunk's last tile scans the chunk.
+__device__ void phase_a_finish(const Args& a, long long c, long long L, const float4 (&v)[kRows], float4* s) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const int ct = tid % a.tc, rg = tid / a.tc;
   float4 sum = v[0];
 #pragma unroll
   for (int k = 1; k < kRows; ++k) sum = add4(sum, v[k]);
@@ -253,18 +257,31 @@ __device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
   }
 }
 
-__global__ void __launch_bounds__(kThreads, kMinBlocks) colscan_l2_kernel(const __grid_constant__ Args a) {
+// kPipelined: a block issues A(c)'s loads, then runs B(c - lag), then folds A(c): its DRAM
+// reads stay in flight through B's work (2 blocks a SM: both tiles in registers; at 3 blocks,
+// 80 registers, ptxas spilled 112 bytes, the loads' own registers). Otherwise A(c) whole, then
+// B(c - lag) (4 blocks a SM: 64 registers).
+template <bool kPipelined>
+__global__ void __launch_bounds__(kThreads, kPipelined ? 2 : 4) colscan_l2_kernel(const __grid_constant__ Args a) {
   __shared__ float4 s[2 * kThreads];
   const long long b = blockIdx.x;
   for (long long c = 0; c < a.chunks + a.lag; ++c) {
-    if (c < a.chunks && c * a.blocks + b < a.tiles) phase_a(a, c, c * a.blocks + b, s);
-    const long long cb = c - a.lag;
-    if (cb >= 0 && cb * a.blocks + b < a.tiles) phase_b(a, cb, cb * a.blocks + b, s);
+    const long long la = c * a.blocks + b, cb = c - a.lag, lb = cb * a.blocks + b;
+    const bool has_a = c < a.chunks && la < a.tiles, has_b = cb >= 0 && lb < a.tiles;
+    float4 v[kRows];
+    if (has_a) phase_a_load(a, la, v);
+    if constexpr (kPipelined) {
+      if (has_b) phase_b(a, cb, lb, s);
+      if (has_a) phase_a_finish(a, c, la, v, s);
+    } else {
+      if (has_a) phase_a_finish(a, c, la, v, s);
+      if (has_b) phase_b(a, cb, lb, s);
+    }
   }
 }
 
 // A persistent grid of `per_sm` blocks a SM for a rows x cols matrix, with its workspace.
-Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm, int lag) {
+Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm, int lag, bool pipelined) {
   const int cols4 = static_cast<int>(cols / 4);
   int tc = 1;
   while (tc < 32 && tc * 2 <= cols4 && cols4 % (tc * 2) == 0) tc *= 2;
@@ -277,6 +294,7 @@ Args make_args(std::int64_t rows, std::int64_t cols, int sms, int per_sm, int la
   a.tiles = (rows + a.tile_rows - 1) / a.tile_rows * a.groups;
   a.blocks = static_cast<int>(std::min<long long>(static_cast<long long>(sms) * per_sm, a.tiles));
   a.lag = lag;
+  a.pipelined = pipelined;
   a.chunks = (a.tiles + a.blocks - 1) / a.blocks;
   check_cuda(cudaMalloc(&a.agg, static_cast<std::size_t>(a.tiles * tc) * sizeof(float4)), "cudaMalloc agg");
   check_cuda(cudaMalloc(&a.rel, static_cast<std::size_t>(a.tiles * tc) * sizeof(float4)), "cudaMalloc rel");
@@ -295,15 +313,21 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     return 2;
   }
   const std::size_t bytes = static_cast<std::size_t>(rows * cols) * 4;
-  int dev = 0, sms = 0, max_per_sm = 0;
+  int dev = 0, sms = 0, max_plain = 0, max_pipelined = 0;
   check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "attribute");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_per_sm, colscan_l2_kernel, kThreads, 0), "occupancy");
-  // Blocks a SM and lag: a chunk is blocks x 32 KiB of input, and lag + 1 chunks of it must stay
-  // in L2 from phase A to phase B (at 4 blocks a SM and lag 1, 2 x 16.5 MiB).
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_plain, colscan_l2_kernel<false>, kThreads, 0), "occupancy");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&max_pipelined, colscan_l2_kernel<true>, kThreads, 0), "occupancy");
+  // Blocks a SM, lag, pipelined: a chunk is blocks x 32 KiB of input, and lag + 1 chunks of it
+  // must stay in L2 from phase A to phase B (at 4 blocks a SM and lag 1, 2 x 16.5 MiB; pipelined
+  // at 2 blocks and lag 2, 3 x 8.3 MiB). The pipelined kernel runs B(c - lag) between A(c)'s
+  // loads and its fold: with lag 1, B would wait for every block's A(c - 1) just finished.
+  struct Variant { int per_sm, lag; bool pipelined; };
   std::vector<Args> variants;
-  for (const auto& [per_sm, lag] : {std::pair{2, 1}, std::pair{2, 2}, std::pair{3, 1}, std::pair{4, 1}})
-    if (per_sm <= max_per_sm) variants.push_back(make_args(rows, cols, sms, per_sm, lag));
+  for (const Variant& v : {Variant{2, 1, false}, Variant{2, 2, false}, Variant{3, 1, false}, Variant{4, 1, false},
+                           Variant{2, 2, true}})
+    if (v.per_sm <= (v.pipelined ? max_pipelined : max_plain))
+      variants.push_back(make_args(rows, cols, sms, v.per_sm, v.lag, v.pipelined));
 
   fkbench::InputPool pool;
   pool.prepare(foldkit::DType::f32, rows * cols, 4242, st);
@@ -318,7 +342,8 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     ++a.call;
     a.in = static_cast<const float4*>(in);
     a.out = static_cast<float4*>(out);
-    colscan_l2_kernel<<<a.blocks, kThreads, 0, st>>>(a);
+    if (a.pipelined) colscan_l2_kernel<true><<<a.blocks, kThreads, 0, st>>>(a);
+    else colscan_l2_kernel<false><<<a.blocks, kThreads, 0, st>>>(a);
     check_cuda(cudaGetLastError(), "colscan_l2_kernel launch");
   };
   auto library = [&](const void* in, void* out) {
@@ -348,8 +373,9 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
         worst = std::max(worst, std::fabs(static_cast<double>(h_got[i]) - h_ref[i]) / (std::fabs(static_cast<double>(h_ref[i])) + 1.0));
       const bool ok = worst < 1e-3;
       if (!ok) rc = 1;
-      std::printf("  check: %d blocks, lag %d (%lld tiles, %lld chunks of %.1f MiB): max rel diff vs the library %.2e %s\n",
-                  a.blocks, a.lag, a.tiles, a.chunks, a.blocks * 32.0 / 1024, worst, ok ? "ok" : "FAILED");
+      std::printf("  check: %d blocks, lag %d%s (%lld tiles, %lld chunks of %.1f MiB): max rel diff vs the library %.2e %s\n",
+                  a.blocks, a.lag, a.pipelined ? ", pipelined" : "", a.tiles, a.chunks, a.blocks * 32.0 / 1024, worst,
+                  ok ? "ok" : "FAILED");
     }
   }
   fkbench::TimingPlan tp;
@@ -369,7 +395,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   row("library: foldkit::cuda::inclusive_scan over dim 0", t[1]);
   for (std::size_t i = 0; i < variants.size(); ++i)
     row("probe, " + std::to_string(variants[i].blocks / sms) + " blocks a SM, B " + std::to_string(variants[i].lag) +
-            " chunk(s) behind A", t[2 + i]);
+            " chunk(s) behind A" + (variants[i].pipelined ? ", A's loads across B" : ""), t[2 + i]);
   cudaFree(outs);
   for (Args& a : variants) {
     cudaFree(a.agg);
