@@ -90,6 +90,36 @@ __device__ __forceinline__ float4 reduce_row_groups(float4 v, float4* s, int ct,
   return r;
 }
 
+// Exclusive scan of v over `count` threads whose places pos = 0 .. count - 1 lie `stride` apart in
+// threadIdx.x (a column's row groups, or a column's ranges): Hillis-Steele in shared memory (two
+// buffers of kThreads). Every thread of the block calls it.
+__device__ __forceinline__ float4 exclusive_scan_places(float4 v, float4* s, int pos, int stride, int count) {
+  const int tid = static_cast<int>(threadIdx.x);
+  float4* s0 = s;
+  float4* s1 = s + kThreads;
+  s0[tid] = v;
+  __syncthreads();
+  for (int step = 1; step < count; step <<= 1) {
+    float4 x = s0[tid];
+    if (pos >= step) x = add4(s0[tid - step * stride], x);
+    s1[tid] = x;
+    __syncthreads();
+    float4* t = s0;
+    s0 = s1;
+    s1 = t;
+  }
+  const float4 excl = pos > 0 ? s0[tid - stride] : zero4();
+  __syncthreads();
+  return excl;
+}
+
+// The agg of the group tiles i .. i + 7 (those below hi) of a chunk's column: l0 + i * G the
+// tile, cj the column in it; 8 loads in flight.
+__device__ __forceinline__ void load_group_aggs(const Args& a, long long l0, long long i, long long hi, int cj, float4 (&x)[8]) {
+#pragma unroll
+  for (int u = 0; u < 8; ++u) x[u] = i + u < hi ? __ldcg(&a.agg[(l0 + (i + u) * a.groups) * a.tc + cj]) : zero4();
+}
+
 // The last block of A(c): for every column, the exclusive sums of its group's tiles in chunk c
 // (rel) and the chunk's total. per_col threads a column (a power of two), each a contiguous range
 // of the group's tiles: sum the range (8 loads in flight), an exclusive scan of the ranges' sums
@@ -115,39 +145,21 @@ __device__ __noinline__ void scan_chunk(const Args& a, long long c, float4* s) {
       lo = std::min(n, q * span);
       hi = std::min(n, lo + span);
     }
-    const long long G = a.groups;
     float4 part = zero4();
     for (long long i = lo; i < hi; i += 8) {
       float4 x[8];
-#pragma unroll
-      for (int u = 0; u < 8; ++u) x[u] = i + u < hi ? __ldcg(&a.agg[(l0 + (i + u) * G) * a.tc + cj]) : zero4();
+      load_group_aggs(a, l0, i, hi, cj, x);
 #pragma unroll
       for (int u = 0; u < 8; ++u) part = add4(part, x[u]);
     }
-    // Exclusive scan over the column's per_col ranges (Hillis-Steele, two buffers).
-    float4* s0 = s;
-    float4* s1 = s + kThreads;
-    s0[tid] = part;
-    __syncthreads();
-    for (int step = 1; step < per_col; step <<= 1) {
-      float4 x = s0[tid];
-      if (q >= step) x = add4(s0[tid - step], x);
-      s1[tid] = x;
-      __syncthreads();
-      float4* t = s0;
-      s0 = s1;
-      s1 = t;
-    }
-    float4 base = q > 0 ? s0[tid - 1] : zero4();
-    __syncthreads();
+    float4 base = exclusive_scan_places(part, s, q, 1, per_col);
     for (long long i = lo; i < hi; i += 8) {
       float4 x[8];
-#pragma unroll
-      for (int u = 0; u < 8; ++u) x[u] = i + u < hi ? __ldcg(&a.agg[(l0 + (i + u) * G) * a.tc + cj]) : zero4();
+      load_group_aggs(a, l0, i, hi, cj, x);
 #pragma unroll
       for (int u = 0; u < 8; ++u)
         if (i + u < hi) {
-          __stcg(&a.rel[(l0 + (i + u) * G) * a.tc + cj], base);
+          __stcg(&a.rel[(l0 + (i + u) * a.groups) * a.tc + cj], base);
           base = add4(base, x[u]);
         }
     }
@@ -233,22 +245,7 @@ __device__ void phase_b(const Args& a, long long c, long long L, float4* s) {
   if (c > 0) pre = add4(__ldcg(&a.carry[c * a.cols4 + col]), pre);
 #pragma unroll
   for (int k = 1; k < kRows; ++k) v[k] = add4(v[k - 1], v[k]);
-  // Exclusive scan of the row groups' totals (Hillis-Steele in shared memory, two buffers).
-  float4* s0 = s;
-  float4* s1 = s + kThreads;
-  s0[tid] = v[kRows - 1];
-  __syncthreads();
-  for (int step = 1; step < tr; step <<= 1) {
-    float4 x = s0[tid];
-    if (rg >= step) x = add4(s0[tid - step * a.tc], x);
-    s1[tid] = x;
-    __syncthreads();
-    float4* t = s0;
-    s0 = s1;
-    s1 = t;
-  }
-  const float4 excl = rg > 0 ? s0[tid - a.tc] : zero4();
-  __syncthreads();
+  const float4 excl = exclusive_scan_places(v[kRows - 1], s, rg, a.tc, tr);  // the row groups' totals
   const float4 base = add4(pre, excl);
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
