@@ -243,6 +243,17 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
                                   base_blocks >= sms ? sms : outer_resident);
       if (chunks == 1 || ceil_div(chunks, ty) <= tn::kOuterMaxFoldDepth) break;
     }
+    // Unsplit, one reduced dim of more than one round of loads a thread but at most two: half the
+    // column threads, one round each (tuning: kOuterOneRoundMinColumnThreads).
+    if (!is_arg && chunks == 1 && l.red.rank == 1 && base_blocks <= kIntMax &&
+        (1 << l.tx_shift) >= 2 * tn::kOuterOneRoundMinColumnThreads) {
+      const std::int64_t round = (tn::kTensorThreads >> l.tx_shift) * tn::outer_loads_per_round(what.element_bytes);
+      if (p.reduce_numel > round && p.reduce_numel <= 2 * round) {
+        --l.tx_shift;
+        l.col_tiles = ceil_div(cvec, std::int64_t{1} << l.tx_shift);
+        base_blocks = l.batches * l.col_tiles;
+      }
+    }
     if (base_blocks <= kIntMax && (!is_arg || p.reduce_numel < packed_arg_limit)) {
       const std::int64_t tx = std::int64_t{1} << l.tx_shift;
       l.chunks = chunks;

@@ -649,11 +649,9 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
       // r * stride and tested r < R in 64 bits, reloading both parameters from the constant
       // bank: a round of the f32 argmax (8 loads, 32 elements) was 367 instructions (SASS,
       // sm_90), now 196, and its loads leave back to back.
-      // 2-byte types (8 columns per vector) keep U: with 8 loads their folds spilled 170-750
-      // bytes (ptxas sm_90). The argmin/argmax of the other types take 8 (this comment said
-      // they kept U since 53d0237, where the code already gave them 8): no outer kernel spills
-      // (ptxas sm_90, 2026-11-28).
-      constexpr int kU = sizeof(T) == 2 ? U : tuning::kOuterLoadsInFlight;
+      // kU: tuning::outer_loads_per_round (2-byte types keep U; the argmin/argmax of the other
+      // types take 8 too: no outer kernel spills, ptxas sm_90, 2026-11-28).
+      constexpr int kU = tuning::outer_loads_per_round(sizeof(T));
       const std::int64_t stride = a.red.in[0];
       const std::int64_t first = split * kU * TY + ty;
       first_row = first < R ? first : -1;

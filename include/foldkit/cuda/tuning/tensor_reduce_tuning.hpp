@@ -117,6 +117,20 @@ constexpr int rows_block_min_blocks(bool contiguous, bool arg) {
 constexpr int outer_min_blocks(bool arg) { return arg ? kOuterArgMinBlocksPerSm : kTensorMinBlocksPerSm; }
 // Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
 inline constexpr int kOuterLoadsInFlight = 8;
+// A round of the outer kernel's one-reduced-dim loop: loads a thread issues together. 2-byte
+// types (8 columns a vector) keep kLoadsInFlight: with 8 loads their folds spilled 170-750 bytes
+// (ptxas sm_90).
+constexpr int outer_loads_per_round(std::size_t element_bytes) {
+  return element_bytes == 2 ? kLoadsInFlight : kOuterLoadsInFlight;
+}
+// An unsplit reduced dim of one to two rounds a thread at the widest column tile (TY rows
+// apart, more than one round of loads but at most two) takes half the column threads, down to
+// this many, so that each thread folds one round: twice the threads a column vector, a tree of
+// two. H200, 2026-11-29 (foldkit-tensor-probe --outer-sweep, f32 sum over dim 0 of (16, 2^22)):
+// 256 column threads (two rounds) 75.7 us, 128 (one round) 72.7 us, 64 (half a round) 94.1 us;
+// the read kernel 67.5 us. In foldkit-bench axes: sum / max 74.6 / 74.8 -> 72.3 / 72.6 us
+// (0.99x PyTorch's, from 1.01-1.02x). Not argmin/argmax (2 blocks an SM): 88.4 -> 95.1 us there.
+inline constexpr int kOuterOneRoundMinColumnThreads = 128;
 // The last block of a column tile folds the splits' partials, splits / TY of them per thread in
 // series: fewer column threads (more TY) until that depth is at most this, but never fewer than
 // kOuterMinColumnThreads: 4 column threads (64 bytes of a 256-byte row) read (2^20, 64) over
