@@ -45,6 +45,7 @@
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/tensor_scan.hpp"
+#include "matrix_cases_main.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -366,16 +367,4 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 3 || (argc - 1) % 2 != 0) {
-    std::fprintf(stderr, "usage: foldkit-colscan-two-pass-probe ROWS COLS [ROWS COLS ...]\n");
-    return 2;
-  }
-  cudaStream_t s = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-  fkbench::LaunchGate gate;
-  int rc = 0;
-  for (int i = 1; i + 1 < argc; i += 2) rc = std::max(rc, run_case(std::atoll(argv[i]), std::atoll(argv[i + 1]), s, gate));
-  cudaStreamDestroy(s);
-  return rc;
-}
+int main(int argc, char** argv) { return fkprobe::run_matrix_cases(argc, argv, "foldkit-colscan-two-pass-probe", run_case); }
