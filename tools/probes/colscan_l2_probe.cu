@@ -329,12 +329,9 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
 
   fkbench::InputPool pool;
   pool.prepare(foldkit::DType::f32, rows * cols, 4242, st);
-  const std::size_t out_copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  char* outs = nullptr;
-  check_cuda(cudaMalloc(&outs, out_copies * stride), "cudaMalloc outputs");
-  std::size_t cursor = 0;
-  auto next_out = [&] { return static_cast<void*>(outs + (cursor++ % out_copies) * stride); };
+  fkbench::OutputPool outs;  // outputs rotate over >= 1 GiB too
+  outs.prepare(bytes);
+  auto next_out = [&] { return outs.next(); };
   const foldkit::Device device = foldkit::Device::cuda(dev);
   auto probe = [&](Args& a, const void* in, void* out) {
     ++a.call;
@@ -394,7 +391,6 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   for (std::size_t i = 0; i < variants.size(); ++i)
     row("probe, " + std::to_string(variants[i].blocks / sms) + " blocks a SM, B " + std::to_string(variants[i].lag) +
             " chunk(s) behind A" + (variants[i].pipelined ? ", A's loads across B" : ""), t[2 + i]);
-  cudaFree(outs);
   for (Args& a : variants) {
     cudaFree(a.agg);
     cudaFree(a.carry);

@@ -282,12 +282,9 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
 
   fkbench::InputPool pool;
   pool.prepare(foldkit::DType::f32, rows * cols, 4242, st);
-  const std::size_t out_copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  char* outs = nullptr;
-  check_cuda(cudaMalloc(&outs, out_copies * stride), "cudaMalloc outputs");
-  std::size_t cursor = 0;
-  auto next_out = [&] { return static_cast<void*>(outs + (cursor++ % out_copies) * stride); };
+  fkbench::OutputPool outs;  // outputs rotate over >= 1 GiB too
+  outs.prepare(bytes);
+  auto next_out = [&] { return outs.next(); };
   const foldkit::Device device = foldkit::Device::cuda(dev);
   auto with = [&](const void* in, void* out) {
     Args a = args;
@@ -360,7 +357,6 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   row("  A alone (read, tile sums)", t[3]);
   row("  B alone (input cold in DRAM)", t[4]);
   if (cols == 1) row("library: whole-array foldkit::cuda::inclusive_scan", t[5]);
-  cudaFree(outs);
   cudaFree(args.sums);
   return rc;
 }

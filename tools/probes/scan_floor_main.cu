@@ -178,12 +178,9 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t s, fkbench::Laun
   fkbench::InputPool pool;
   pool.prepare(foldkit::DType::f32, rows * cols, 4242, s);
   // Outputs rotate too (>= 1 GiB), so that stores go to DRAM as in the bench's ceilings.
-  const std::size_t out_copies = std::max<std::size_t>(2, ((std::size_t{1} << 30) + bytes - 1) / bytes);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  char* outs = nullptr;
-  check_cuda(cudaMalloc(&outs, out_copies * stride), "cudaMalloc outputs");
-  std::size_t out_cursor = 0;
-  auto next_out = [&] { return static_cast<void*>(outs + (out_cursor++ % out_copies) * stride); };
+  fkbench::OutputPool outs;
+  outs.prepare(bytes);
+  auto next_out = [&] { return outs.next(); };
   const long long max_tiles = chunks / (kThreads * 8) + 2;
   unsigned* d_ticket = nullptr;
   unsigned* d_flags = nullptr;
@@ -272,7 +269,6 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t s, fkbench::Laun
   row("library: foldkit::cuda::inclusive_scan over dim 0", library);
   std::printf("  floor / ceiling: %.2fx (64 KiB), %.2fx (32 KiB); library / best floor: %.2fx\n", chain64.median_us / ceil,
               chain32.median_us / ceil, library.median_us / std::min(chain64.median_us, chain32.median_us));
-  cudaFree(outs);
   cudaFree(d_ticket);
   cudaFree(d_flags);
   cudaFree(d_sink);
