@@ -7,7 +7,8 @@
 // entries, loads landed, partials published, the collector's phases) for the f32 sum over dim 0.
 // `foldkit-tensor-probe --param-size N`: a read kernel of N f32 with a kernel parameter of ~24,
 // ~660 and ~2070 bytes.
-// `foldkit-tensor-probe --outer-sweep ROWS COLS`: for the f32 sum over dim 0, the outer-flat
+// `foldkit-tensor-probe --outer-sweep ROWS COLS [BATCHES]`: for the f32 sum over dim 0 (with
+// BATCHES: of BATCHES x ROWS x COLS over the middle axis; at most 2^26 elements), the outer-flat
 // kernel's launch shapes (threads, loads in flight) where the library takes it, then the outer
 // kernel's (threads across the columns, splits of the reduced dim), through the user-functor
 // path with the library's launch otherwise (results compared with the library's, exact inputs).
@@ -226,17 +227,24 @@ int main(int argc, char** argv) {
     }
     return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
   }
-  if (argc == 4 && std::string(argv[1]) == "--outer-sweep") {
-    const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), elems = rows * cols;
+  if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--outer-sweep") {
+    // (BATCHES, ROWS, COLS) over the middle axis when BATCHES is given: the 3-D outer cases.
+    const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]);
+    const std::int64_t batches = argc == 5 ? std::atoll(argv[4]) : 1, elems = batches * rows * cols, outs = batches * cols;
+    if (elems > n) {
+      std::fprintf(stderr, "--outer-sweep: at most %lld elements\n", static_cast<long long>(n));
+      return 2;
+    }
     // Small integers: every order of the sum gives the same bits.
     std::vector<float> h(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(static_cast<int>((i * 2654435761u) >> 24) % 7 - 3);
     for (auto& p : buf) cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice);
-    const std::int64_t shape[2] = {rows, cols};
-    const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape, 2, dv);
-    const std::vector<int> axes{0};
-    const std::int64_t oshape[1] = {cols};
-    const TensorView ov = TensorView::contiguous(out, DType::f32, oshape, 1, dv);
+    const std::int64_t shape[3] = {batches, rows, cols};
+    const int rank = batches > 1 ? 3 : 2;
+    const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape + (3 - rank), rank, dv);
+    const std::vector<int> axes{rank - 2};
+    const std::int64_t oshape[2] = {batches, cols};
+    const TensorView ov = TensorView::contiguous(out, DType::f32, oshape + (3 - rank), rank - 1, dv);
     const std::int64_t slots = n / elems;
     auto at = [&](int i) {
       TensorView in = in0;
@@ -248,11 +256,11 @@ int main(int argc, char** argv) {
     // The full-array reduction of the same bytes (one value): what the core reaches per call there.
     const float full = median_us([&](int i) { foldkit::cuda::sum(static_cast<const float*>(at(i).data), elems, out); });
     std::printf("full-array sum of the same bytes: %.2f us (%.2fx read)\n", full, full / read);
-    std::vector<float> want(static_cast<std::size_t>(cols)), got(want.size());
+    std::vector<float> want(static_cast<std::size_t>(outs)), got(want.size());
     foldkit::cuda::reduce(ReduceOp::sum, at(0), axes, false, ov);
-    cudaMemcpy(want.data(), out, cols * 4, cudaMemcpyDeviceToHost);
-    std::printf("outer sweep, f32 sum over dim 0 of %lld x %lld: read kernel %.2f us, library %.2f us (%.2fx); %s\n",
-                static_cast<long long>(rows), static_cast<long long>(cols), read, lib, lib / read,
+    cudaMemcpy(want.data(), out, outs * 4, cudaMemcpyDeviceToHost);
+    std::printf("outer sweep, f32 sum over the rows of %lld x %lld x %lld: read kernel %.2f us, library %.2f us (%.2fx); %s\n",
+                static_cast<long long>(batches), static_cast<long long>(rows), static_cast<long long>(cols), read, lib, lib / read,
                 foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str());
     using Policy = foldkit::cuda::tensor::CustomTensorOp<float, Plus>;
     const Plus plus;
@@ -273,7 +281,7 @@ int main(int argc, char** argv) {
       };
       const float us = median_us(launch);
       launch(0);
-      cudaMemcpy(got.data(), out, cols * 4, cudaMemcpyDeviceToHost);
+      cudaMemcpy(got.data(), out, outs * 4, cudaMemcpyDeviceToHost);
       return us;
     };
     // outer-flat's launch shapes (threads x loads in flight, one round of loads where the grid allows).
