@@ -135,57 +135,91 @@ TEST_F(CudaTensorReduce, LongRowsAndManyOutputs) {
 // maxima and argmin on shapes whose plan is checked to split: one column tile of 1-64 columns
 // (vector and element columns), several batches, several column tiles; each call twice, so the
 // second finds the workspace its first left.
+// Exact int32 sum, max and argmin of a contiguous tensor over `axes` through the outer family
+// (the plan is checked to be outer, then by plan_ok), against the reference; each call twice, so
+// the second finds the workspace its first left.
+template <class PlanOk>
+void outer_case_matches(Rng& rng, const std::vector<std::int64_t>& shape_in, const std::vector<int>& axes, PlanOk plan_ok) {
+  const int dev = current_device();
+  Layout l;
+  l.shape = shape_in;
+  l.strides.assign(shape_in.size(), 1);
+  for (int i = static_cast<int>(shape_in.size()) - 2; i >= 0; --i) l.strides[i] = l.strides[i + 1] * shape_in[i + 1];
+  const std::int64_t n = l.strides[0] * shape_in[0];
+  std::vector<std::int32_t> host(static_cast<std::size_t>(n));
+  const CounterRng r = rng.counter();
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::int32_t>(r.unit(i) * 2001) - 1000;
+  const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(std::int32_t));
+  const TensorView in = l.view(d_in.get(), DType::i32, Device::cuda(dev));
+  unsigned mask = 0;
+  for (int a : axes) mask |= 1u << a;
+  const std::vector<RefAcc> ref = reference(host.data(), l, mask);
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmin}) {
+    const ReduceOutput shape = cuda::reduce_output_shape(op, in, axes, false);
+    const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(shape.dtype);
+    DeviceBuffer d_out(bytes);
+    const TensorView out = TensorView::contiguous(d_out.get(), shape.dtype, shape.shape, shape.rank, Device::cuda(dev));
+    const std::string plan = cuda::describe_reduce(op, in, axes, false, out);
+    ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
+    plan_ok(op, plan);
+    for (int call = 0; call < 2; ++call) {
+      FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, bytes));
+      cuda::reduce(op, in, axes, false, out);
+      std::vector<unsigned char> got(bytes);
+      download_bytes(got.data(), d_out, bytes);
+      for (std::int64_t o = 0; o < shape.numel(); ++o) {
+        const RefAcc& e = ref[static_cast<std::size_t>(o)];
+        if (op == ReduceOp::sum) {
+          ASSERT_EQ(load<std::int64_t>(got.data(), o), static_cast<std::int64_t>(e.isum)) << plan << ", output " << o;
+        } else if (op == ReduceOp::max) {
+          ASSERT_EQ(load<std::int32_t>(got.data(), o), static_cast<std::int32_t>(e.max.value)) << plan << ", output " << o;
+        } else {
+          ASSERT_EQ(load<std::int64_t>(got.data(), o), e.argmin) << plan << ", output " << o;
+        }
+      }
+    }
+  }
+}
+
+// Reductions over outer dims with few columns split the reduced dim over many blocks, whose
+// partials the block that started last collects (flagged slots, start tickets): shapes whose
+// plan is checked to split: one column tile of 1-64 columns (vector and element columns),
+// several batches, several column tiles.
 TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
-  const int dev = current_device();
   struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; };
   const std::vector<Case> cases = {{{32768, 32}, {0}}, {{65537, 4}, {0}}, {{3, 20001, 40}, {1}},
                                    {{7001, 13}, {0}},  {{16384, 64}, {0}}, {{2, 1031, 2048}, {1}}};
-  for (const Case& c : cases) {
-    Layout l;
-    l.shape = c.shape;
-    l.strides.assign(c.shape.size(), 1);
-    for (int i = static_cast<int>(c.shape.size()) - 2; i >= 0; --i) l.strides[i] = l.strides[i + 1] * c.shape[i + 1];
-    const std::int64_t n = l.strides[0] * c.shape[0];
-    std::vector<std::int32_t> host(static_cast<std::size_t>(n));
-    const CounterRng r = rng.counter();
-    for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::int32_t>(r.unit(i) * 2001) - 1000;
-    const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(std::int32_t));
-    const TensorView in = l.view(d_in.get(), DType::i32, Device::cuda(dev));
-    unsigned mask = 0;
-    for (int a : c.axes) mask |= 1u << a;
-    const std::vector<RefAcc> ref = reference(host.data(), l, mask);
-    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmin}) {
-      const ReduceOutput shape = cuda::reduce_output_shape(op, in, c.axes, false);
-      const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(shape.dtype);
-      DeviceBuffer d_out(bytes);
-      const TensorView out = TensorView::contiguous(d_out.get(), shape.dtype, shape.shape, shape.rank, Device::cuda(dev));
-      const std::string plan = cuda::describe_reduce(op, in, c.axes, false, out);
-      ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
+  for (const Case& c : cases)
+    outer_case_matches(rng, c.shape, c.axes, [](ReduceOp, const std::string& plan) {
       // outer-flat (sum and max of rows of whole vectors): its blocks' partials, collected the same way.
       const bool flat = plan.find("kernel=outer-flat") != std::string::npos;
       const std::size_t at = plan.find(flat ? "blocks=" : "splits=");
       ASSERT_NE(at, std::string::npos) << plan;
       ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
-      for (int call = 0; call < 2; ++call) {
-        FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, bytes));
-        cuda::reduce(op, in, c.axes, false, out);
-        std::vector<unsigned char> got(bytes);
-        download_bytes(got.data(), d_out, bytes);
-        for (std::int64_t o = 0; o < shape.numel(); ++o) {
-          const RefAcc& e = ref[static_cast<std::size_t>(o)];
-          if (op == ReduceOp::sum) {
-            ASSERT_EQ(load<std::int64_t>(got.data(), o), static_cast<std::int64_t>(e.isum)) << plan << ", output " << o;
-          } else if (op == ReduceOp::max) {
-            ASSERT_EQ(load<std::int32_t>(got.data(), o), static_cast<std::int32_t>(e.max.value)) << plan << ", output " << o;
-          } else {
-            ASSERT_EQ(load<std::int64_t>(got.data(), o), e.argmin) << plan << ", output " << o;
-          }
-        }
-      }
-    }
-  }
+    });
+}
+
+// An unsplit reduced dim of 9-15 rows at 256 column threads (two rounds of 8 loads a thread) is
+// read by 128 column threads, one round each, two threads a column vector combined in the tree
+// (tuning: kOuterOneRoundMinColumnThreads); argmin keeps 256, and 8 rows (one round) keep 256.
+// (15, 4100): 1025 column vectors, so the last of 9 column tiles is mostly idle threads.
+TEST_F(CudaTensorReduce, OuterOneRoundHalvesTheColumnThreads) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  auto field = [](const std::string& plan, const std::string& key) {
+    const std::size_t at = plan.find(key);
+    return at == std::string::npos ? -1LL : std::stoll(plan.substr(at + key.size()));
+  };
+  struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; bool halves; };
+  const std::vector<Case> cases = {{{12, 2048}, {0}, true}, {{15, 4100}, {0}, true}, {{3, 13, 1024}, {1}, true},
+                                   {{8, 2048}, {0}, false}};
+  for (const Case& c : cases)
+    outer_case_matches(rng, c.shape, c.axes, [&](ReduceOp op, const std::string& plan) {
+      ASSERT_EQ(field(plan, "splits="), 1) << plan;
+      EXPECT_EQ(field(plan, "threads/cols="), c.halves && op != ReduceOp::argmin ? 128 : 256) << plan;
+    });
 }
 
 // ---- outer-flat: outer reductions of rows of whole vectors lying back to back -------------------
