@@ -129,6 +129,12 @@ __device__ __forceinline__ Cols<C> block_exclusive_scan(Cols<C> x, float* sw) {
 }
 
 __device__ __forceinline__ float elem(const float4& v, int e) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; }
+__device__ __forceinline__ void set_elem(float4& v, int e, float x) {
+  if (e == 0) v.x = x;
+  else if (e == 1) v.y = x;
+  else if (e == 2) v.z = x;
+  else v.w = x;
+}
 
 // A: tile t's column sums. Thread i loads vectors i, i + 256, ... (coalesced); its floats' columns
 // are (4 i + e) % C whatever the vector (1024 % C == 0).
@@ -164,11 +170,9 @@ __global__ void __launch_bounds__(kThreads) tile_sums_kernel(const __grid_consta
     }
   }
   const Cols<C> total = block_sum<C>(part, s);
-  if (threadIdx.x < C) {
+  if (threadIdx.x == 0)
 #pragma unroll
-    for (int c = 0; c < C; ++c)
-      if (static_cast<int>(threadIdx.x) == c) a.sums[t * C + c] = total.v[c];
-  }
+    for (int c = 0; c < C; ++c) a.sums[t * C + c] = total.v[c];
 }
 
 // B: tile t's scan. The tile is copied into shared memory (cp.async, coalesced), its prefix (the
@@ -176,13 +180,6 @@ __global__ void __launch_bounds__(kThreads) tile_sums_kernel(const __grid_consta
 // the copies land; each thread scans its 64 contiguous floats (64 / C whole rows) in place, the
 // threads' totals are scanned across the block, a second pass adds prefix + exclusive, and the
 // tile leaves in coalesced streaming stores (evict first).
-template <int C>
-__device__ __forceinline__ void set_elem(float4& v, int e, float x) {
-  if (e == 0) v.x = x;
-  else if (e == 1) v.y = x;
-  else if (e == 2) v.z = x;
-  else v.w = x;
-}
 template <int C>
 __global__ void __launch_bounds__(kThreads, 3) tile_scan_kernel(const __grid_constant__ Args a) {
   extern __shared__ float4 tile[];
@@ -214,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, 3) tile_scan_kernel(const __grid_con
     for (int e = 0; e < 4; ++e) {
       const int c = (4 * k + e) % C;
       run.v[c] += elem(y, e);
-      set_elem<C>(y, e, run.v[c]);
+      set_elem(y, e, run.v[c]);
     }
     tile[kPad * tid + k] = y;
   }
@@ -225,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, 3) tile_scan_kernel(const __grid_con
   for (int k = 0; k < kVecs; ++k) {
     float4 y = tile[kPad * tid + k];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) set_elem<C>(y, e, elem(y, e) + excl.v[(4 * k + e) % C]);
+    for (int e = 0; e < 4; ++e) set_elem(y, e, elem(y, e) + excl.v[(4 * k + e) % C]);
     tile[kPad * tid + k] = y;
   }
   __syncthreads();
