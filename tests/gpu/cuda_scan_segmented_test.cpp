@@ -95,19 +95,35 @@ template <ReduceOp Op, class T>
 // Sizes and block lengths
 // =============================================================================================
 
-// 0..3, odd, primes (1021, 4093, 65521, 1000003), 2^k +- 1, and the tile edges of both tiles.
+// 0..3, odd, primes (1021, 4093, 65521, 1000003), 2^k +- 1, the tile edges of both tiles, and
+// whole numbers of blocks of whole tiles (49152 = 3 x 16384, 172032 = 7 x 24576, 3 x 2^20).
 std::vector<std::int64_t> partition_sizes() {
   return capped({0, 1, 2, 3, 5, 31, 33, 127, 257, 1021, 2047, 2048, 2049, 4093, 4095, 4096, 4097, 8191, 8193, 12289,
-                 65521, 65537, (1 << 20) - 1, 1000003, (1 << 22) + 1});
+                 49152, 65521, 65537, 172032, (1 << 20) - 1, 1000003, 3 << 20, (1 << 22) + 1});
+}
+
+// Lengths of two or more whole tiles (4096 or 8192 elements by dtype and op) that cut n into two
+// or more whole blocks: the scan's tickets interleave such blocks' tiles (scan_kernel.cuh), with
+// look-back chains of 2-3 tiles (8192-24576) up to 256 (2^20, several look-back windows).
+std::vector<std::int64_t> whole_tile_lengths(std::int64_t n) {
+  std::vector<std::int64_t> l;
+  for (std::int64_t length : {8192, 16384, 24576, 1 << 20})
+    if (n % length == 0 && n / length >= 2) l.push_back(length);
+  return l;
 }
 
 // The required lengths (1, 3, 32, 1000, 4096, n), around both tiles (2047-2049, 4095, 4097,
-// 8193), longer than n (n + 1, 3n + 7, INT64_MAX) and one random length. Single-tile sizes skip
-// the tile-edge lengths (they act like n + 1 there); multi-million sizes take a subset.
+// 8193), longer than n (n + 1, 3n + 7, INT64_MAX), one random length, and the whole-tile
+// lengths that divide n. Single-tile sizes skip the tile-edge lengths (they act like n + 1
+// there); multi-million sizes take a subset.
 std::vector<std::int64_t> block_lengths(std::int64_t n, Rng& rng) {
   const std::int64_t random = rng.uniform(2, 70000);
-  if (n > kAllOffsetsUpTo) return {1, 1000, 2049, 4096, 8193, n, n + 1, random};
-  std::vector<std::int64_t> l = {1, 3, 32, 1000, std::max<std::int64_t>(n, 1), n + 1, 3 * n + 7, kI64Max, random};
+  std::vector<std::int64_t> l = whole_tile_lengths(n);
+  if (n > kAllOffsetsUpTo) {
+    l.insert(l.end(), {1, 1000, 2049, 4096, 8193, n, n + 1, random});
+    return l;
+  }
+  l.insert(l.end(), {1, 3, 32, 1000, std::max<std::int64_t>(n, 1), n + 1, 3 * n + 7, kI64Max, random});
   if (n >= 2047) l.insert(l.end(), {4096, 2047, 2048, 2049, 4095, 4097, 8193});
   return l;
 }

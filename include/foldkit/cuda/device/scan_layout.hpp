@@ -31,10 +31,14 @@ struct NoHeads {};
 //  segmented: element offsets[s] is a head for every s < num_segments (device memory, sorted;
 //             an empty segment marks the same element as the next one, which is harmless).
 // Element 0 is always a head, whatever the offsets say, so tile 0 never looks back.
+//  lines:     blocked scans whose blocks are whole tiles (set at launch, scan_launch.cuh): the
+//             number of blocks, whose tiles the tickets interleave (scan_kernel.cuh); 0: tiles
+//             in array order.
 struct SegmentHeads {
   std::int64_t block_length;
   const std::int64_t* offsets;
   std::int64_t num_segments;
+  unsigned lines = 0;
 };
 
 }  // namespace foldkit::cuda

@@ -62,6 +62,13 @@ void launch_scan_kernel(const typename Spec::input_type* d_in, std::int64_t n, t
                          std::is_same_v<T, O>, ws, ws_needed);
   if (reinterpret_cast<std::uintptr_t>(d_in) % alignof(T) != 0 || reinterpret_cast<std::uintptr_t>(d_out) % alignof(O) != 0)
     throw Error(Errc::invalid_argument, "scan: input or output is not aligned to its element size");
+  if constexpr (std::is_same_v<Heads, SegmentHeads>) {
+    // A blocked scan of at least two blocks of two or more whole tiles: its tickets interleave the
+    // blocks' tiles (scan_kernel.cuh), the same tiles and slots in another order.
+    const std::int64_t len = heads.block_length;
+    if (heads.offsets == nullptr && len >= 2 * Policy::kTile && len % Policy::kTile == 0 && n % len == 0 && n / len >= 2)
+      heads.lines = static_cast<unsigned>(n / len);
+  }
   auto* header = static_cast<ScanHeader*>(ws.ptr);
   auto* slots = reinterpret_cast<ScanTileSlots<A>*>(static_cast<char*>(ws.ptr) + kScanHeaderBytes);
   prefer_shared_memory<Policy, kExclusive, Spec, Heads>(device);
