@@ -209,20 +209,22 @@ std::string run_restarting(const std::vector<Affine>& want, Call call) {
 }
 
 // Blocked and segmented scans of affine maps (8 bytes, not commutative) against the serial
-// scan with restarts: block lengths on and around the segmented policy's tile, segments that
-// are empty, one element, short, longer than two tiles, and ending on a tile boundary.
+// scan with restarts: block lengths on and around the segmented policy's tile, and of 2 and 3
+// whole tiles (12 tiles make 6 or 4 such blocks, whose tiles the tickets interleave), segments
+// that are empty, one element, short, longer than two tiles, and ending on a tile boundary.
 TEST_F(CudaScanCustom, BlockedAndSegmentedAffineMatchSerialScan) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
   constexpr std::int64_t kTile = cuda::tuning::CustomScanPolicyFor<sizeof(Affine), true>::kTile;
   const Affine id{1u, 0u};
-  for (const std::int64_t n : capped({1, 33, kTile + 1, 5 * kTile + 7, 1000003, (std::int64_t{1} << 22) + 1})) {
+  for (const std::int64_t n : capped({1, 33, kTile + 1, 5 * kTile + 7, 12 * kTile, 1000003, (std::int64_t{1} << 22) + 1})) {
     const std::vector<Affine> values = random_affine(n, rng.counter());
     const Affine init = random_affine(1, rng.counter())[0];
     DeviceBuffer in(values.size() * sizeof(Affine));
     FOLDKIT_CUDA_CHECK(cudaMemcpy(in.get(), values.data(), in.bytes(), cudaMemcpyHostToDevice));
     const Affine* d_in = in.as<Affine>();
-    for (const std::int64_t length : {std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}, kTile - 1, kTile, kTile + 1, n}) {
+    for (const std::int64_t length :
+         {std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}, kTile - 1, kTile, kTile + 1, 2 * kTile, 3 * kTile, n}) {
       const std::vector<std::int64_t> blocks = block_offsets(n, length);
       const auto incl = ref_custom_scan(values, blocks, ThenApply{}, id, true);
       const auto excl = ref_custom_scan(values, blocks, ThenApply{}, init, false);

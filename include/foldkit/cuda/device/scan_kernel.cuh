@@ -94,9 +94,13 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   constexpr int kItems = Policy::kItems;
   constexpr int kTile = Policy::kTile;
   // Whole-array scans whose outputs are their accumulators, at least as wide as their inputs:
-  // the tile's prefix is applied in the store pass (below).
-  constexpr bool kDeferredPrefix =
-      Policy::kDeferredPrefix && !kSegmented && std::is_same_v<A, O> && sizeof(T) <= sizeof(O);
+  // the tile's prefix is applied in the store pass (below). So are blocked scans of such types
+  // whose tickets interleave whole-tile blocks (heads.lines > 0, below): there a tile's only
+  // possible head is its first element, in the first tile of a block, which then runs as a
+  // whole-array scan's tile 0 (no look-back; an exclusive scan's prefix is init) and every other
+  // tile as a whole-array tile whose look-back ends at its block's first tile.
+  constexpr bool kDeferrable = Policy::kDeferredPrefix && std::is_same_v<A, O> && sizeof(T) <= sizeof(O);
+  constexpr bool kDeferredPrefix = kDeferrable && !kSegmented;
   // The deferred store pass's unroll (scan_tile_io.cuh, store_tile): the most that spilled
   // nothing at these kernels' register caps (ptxas, sm_90, found by trial).
   constexpr int kDeferredStoreUnroll = sizeof(O) >= 8 ? 2 : 4;
@@ -132,6 +136,12 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   const unsigned flag = smem.flag;
   const unsigned tile = tile_of(ticket);
   const std::int64_t base = static_cast<std::int64_t>(tile) * kTile;
+  bool deferred = kDeferredPrefix;  // the deferred prefix (3-4 below)
+  bool chain_start = tile == 0;     // deferred: the tile starts a chain of tiles (a whole array or block)
+  if constexpr (kSegmented && kDeferrable) {
+    deferred = heads.lines > 0;
+    chain_start = ticket < heads.lines;
+  }
   const int valid = static_cast<int>(n - base < kTile ? n - base : kTile);
   // One wave of resident tiles (%nsmid stands in for the SM count).
   const unsigned wave = static_cast<unsigned>(Policy::kMinBlocksPerSM) * tile_io::sm_id_count();
@@ -187,8 +197,10 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   if (tid == 0) trace_point(spec, kScanTraceLoaded);
   unsigned head_mask = 0;  // bit k: item k starts a block or segment
   if constexpr (kSegmented) {
-    head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
-    if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
+    if (!deferred) {  // deferred: no heads (the block's start is the chain's)
+      head_mask = thread_head_mask<kItems, kTile>(heads, base, tid, smem.heads);
+      if (tid == 0) smem.first_is_head = (head_mask & 1u) != 0;
+    }
   }
 
   // 2. Thread fold, then the block scan of thread totals (pairs (head, value) when segmented).
@@ -241,17 +253,17 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
   }
   const bool has_thread_prefix = lane != 0 || warp != 0;
 
-  if constexpr (kDeferredPrefix) {
+  if constexpr (kDeferrable) if (deferred) {  // (compiled only for the types it applies to)
     // 3-4, deferred: tid 0 publishes and warp 0 looks back, then writes its items' final
     // values; meanwhile every other warp writes its items' values within the tile (from its
     // thread prefix: every thread past warp 0 has one). The store pass then puts the tile's
     // prefix on the left of those: out = prefix op (fold within the tile), the same combines in
     // the same order on every call. So the look-back's wait overlaps the element pass, and only
     // one pass over the tile (load, combine, store) follows it.
-    const bool has_tile_prefix = tile != 0 || kExclusive;
-    if (tile == 0) {
-      if (tid == 0 && num_tiles > 1)
-        publish_scan_slot(slots[0].inclusive, kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate, flag);
+    const bool has_tile_prefix = !chain_start || kExclusive;
+    if (chain_start) {
+      if (tid == 0 && tile + 1 < num_tiles)
+        publish_scan_slot(slots[tile].inclusive, kExclusive ? spec.op(init, tile_aggregate) : tile_aggregate, flag);
     } else if (tid == 0) {
       publish_scan_slot(slots[tile].aggregate, tile_aggregate, flag);
     }
@@ -260,7 +272,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM)
     bool has_running = has_thread_prefix;
     if (warp == 0) {
       A prefix = kExclusive ? init : spec.identity();
-      if (tile != 0) {
+      if (!chain_start) {
         prefix = look_back<Policy::kLookbackWindows, Policy::kTreeFold>(slots, tile, flag, spec.op, smem.lookback);
         if (tid == 0 && tile + 1 < num_tiles) publish_scan_slot(slots[tile].inclusive, spec.op(prefix, tile_aggregate), flag);
       }

@@ -71,8 +71,9 @@ constexpr int scan_items(std::size_t element_bytes, std::size_t accum_bytes) {
 // Blocks per SM (__launch_bounds__; caps registers at 65536 / (threads * blocks), in steps of 8):
 // 6 fit the 32 KiB tiles' shared memory (40 registers); 2-byte elements' 16 KiB tiles fit 8
 // (32 registers). Blocked and segmented scans carry (head, value) pairs: 40 registers with
-// 4-byte accumulators, 48 (5 blocks) with 8-byte ones. ptxas (sm_90): no spills, except 4-10
-// bytes in the segmented 32-bit integer products.
+// 4-byte accumulators, 48 (5 blocks) with 8-byte ones. ptxas (sm_90): no spills, except 4 bytes
+// in the blocked / segmented 16-bit float sums and products, and in the 64-bit integer inclusive
+// products (since their deferred path for interleaved blocks, scan_kernel.cuh).
 constexpr int scan_min_blocks(std::size_t element_bytes, std::size_t accum_bytes, bool segmented) {
   return segmented ? (accum_bytes <= 4 ? 6 : 5) : element_bytes == 2 ? 8 : 6;
 }
