@@ -12,7 +12,13 @@
 // kernel's launch shapes (threads, loads in flight) where the library takes it, then the outer
 // kernel's (threads across the columns, splits of the reduced dim), through the user-functor
 // path with the library's launch otherwise (results compared with the library's, exact inputs).
+// `foldkit-tensor-probe --rows-sweep ROWS COLS`: for the f32 sum over dim 1, CUB's segmented
+// reduce (a block a row) beside the library and, through the user-functor path, the library's
+// plan, rows-dense with grids of one and two waves of the blocks that fit (the library's grid is
+// 8 blocks an SM whatever fits), rows-block with a block a row (and two), and rows-group.
 #include <cuda_runtime_api.h>
+
+#include <cub/device/device_segmented_reduce.cuh>
 
 #include <chrono>
 
@@ -227,6 +233,136 @@ int main(int argc, char** argv) {
     }
     return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
   }
+  namespace tz = foldkit::cuda::tensor;
+  using Policy = tz::CustomTensorOp<float, Plus>;
+  // The sweeps' inputs: small integers, so that every order of the sum gives the same bits.
+  auto fill_exact = [&] {
+    std::vector<float> h(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(static_cast<int>((i * 2654435761u) >> 24) % 7 - 3);
+    for (auto& p : buf) cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice);
+  };
+  // Times one launch choice of the user-functor path on the inputs at(i), then runs it once
+  // more on at(0) and copies its `outs` results into `got`.
+  auto time_custom_choice = [&](const tz::Choice& c, auto at, void* ws, std::int64_t outs, std::vector<float>& got,
+                                auto launcher) {
+    auto launch = [&](int i) {
+      tz::Launch l = c.launch;
+      l.in = at(i).data;
+      l.out = out;
+      l.ws = ws;
+      const typename Policy::Args args{l, typename Policy::Spec{Plus{}, 0.0f}};
+      launcher(c, args);
+    };
+    const float us = median_us(launch);
+    launch(0);
+    got.resize(static_cast<std::size_t>(outs));
+    cudaMemcpy(got.data(), out, outs * 4, cudaMemcpyDeviceToHost);
+    return us;
+  };
+  auto library_launch = [](const tz::Choice& ch, const typename Policy::Args& args) {
+    tz::launch_tensor_reduce<Policy>(ch, args, nullptr);
+  };
+
+  if (argc == 4 && std::string(argv[1]) == "--rows-sweep") {
+    const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), elems = rows * cols;
+    if (elems > n || cols % 4 != 0) {
+      std::fprintf(stderr, "--rows-sweep: at most %lld elements, COLS a multiple of 4\n", static_cast<long long>(n));
+      return 2;
+    }
+    fill_exact();
+    const std::int64_t shape[2] = {rows, cols};
+    const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape, 2, dv);
+    const std::vector<int> axes{1};
+    const TensorView ov = TensorView::contiguous(out, DType::f32, shape, 1, dv);
+    const std::int64_t slots = n / elems;
+    auto at = [&](int i) {
+      TensorView in = in0;
+      in.data = buf[i % copies] + ((i / copies) % slots) * elems;
+      return in;
+    };
+    const float read = median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink); });
+    const float lib = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+    std::vector<float> want(static_cast<std::size_t>(rows)), got;
+    foldkit::cuda::reduce(ReduceOp::sum, at(0), axes, false, ov);
+    cudaMemcpy(want.data(), out, rows * 4, cudaMemcpyDeviceToHost);
+    std::printf("rows sweep, f32 sum over dim 1 of %lld x %lld: read kernel %.2f us, library %.2f us (%.2fx); %s\n",
+                static_cast<long long>(rows), static_cast<long long>(cols), read, lib, lib / read,
+                foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str());
+    // CUB: one block a row (offsets r * cols, as foldkit-bench axes gives it).
+    std::vector<int> h_off(static_cast<std::size_t>(rows + 1));
+    for (std::int64_t r = 0; r <= rows; ++r) h_off[static_cast<std::size_t>(r)] = static_cast<int>(r * cols);
+    int* d_off = nullptr;
+    cudaMalloc(&d_off, h_off.size() * sizeof(int));
+    cudaMemcpy(d_off, h_off.data(), h_off.size() * sizeof(int), cudaMemcpyHostToDevice);
+    std::size_t temp_bytes = 0;
+    cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, static_cast<const float*>(in0.data), out, static_cast<int>(rows), d_off, d_off + 1);
+    void* temp = nullptr;
+    cudaMalloc(&temp, temp_bytes + 16);
+    const float cub_us = median_us([&](int i) {
+      cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, static_cast<const float*>(at(i).data), out, static_cast<int>(rows), d_off, d_off + 1);
+    });
+    cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, static_cast<const float*>(at(0).data), out, static_cast<int>(rows), d_off, d_off + 1);
+    got.resize(want.size());
+    cudaMemcpy(got.data(), out, rows * 4, cudaMemcpyDeviceToHost);
+    std::printf("  CUB DeviceSegmentedReduce::Sum             %8.2f us  %.2fx read  %s\n", cub_us, cub_us / read, got == want ? "ok" : "MISMATCH");
+    void* ws = nullptr;
+    cudaMalloc(&ws, 64 << 20);
+    cudaMemset(ws, 0, 64 << 20);
+    const foldkit::cuda::detail::TensorReduceSetup st = foldkit::cuda::detail::prepare_tensor_reduce_custom(DType::f32, in0, axes, false, ov);
+    auto report = [&](const char* what, const tz::Choice& c) {
+      const float us = time_custom_choice(c, at, ws, rows, got, library_launch);
+      std::printf("  %-28s grid %6u  %8.2f us  %.2fx read  %.2fx CUB  %s\n", what, c.grid, us, us / read, us / cub_us,
+                  got == want ? "ok" : "MISMATCH");
+    };
+    report("library's plan (functor)", st.choice);
+    if (st.choice.family == tz::Family::rows_dense && st.choice.launch.chunks >= 8) {
+      // The blocks of this kernel that fit an SM at once (the library's grid assumes 8).
+      int fit = 0;
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, tz::rows_dense_kernel<Policy, 8>, 256, 0);
+      std::printf("  rows-dense (8 vectors a lane a round): %d blocks of 256 fit an SM\n", fit);
+      for (int waves : {1, 2}) {
+        tz::Choice c = st.choice;
+        c.grid = static_cast<unsigned>(std::max(1, fit) * sms * waves);
+        report(waves == 1 ? "rows-dense, one wave" : "rows-dense, two waves", c);
+      }
+    }
+    for (std::int64_t per_row : {1, 2}) {
+      // A block a row (or two, their partials folded by the last): CUB's shape.
+      tz::Choice c = st.choice;
+      c.family = tz::Family::rows_block;
+      c.vec = true;
+      c.launch.kept.rank = 1;
+      c.launch.kept.size[0] = rows;
+      c.launch.kept.in[0] = cols;
+      c.launch.kept.out[0] = 1;
+      c.launch.red.rank = 0;
+      c.launch.run = cols;
+      c.launch.chunks = per_row;
+      c.launch.partials_offset = per_row > 1 ? (rows * 4 + 15) / 16 * 16 : 0;
+      c.grid = static_cast<unsigned>(rows * per_row);
+      if (per_row > 1 && c.launch.partials_offset + rows * per_row * 4 > (std::int64_t{64} << 20)) continue;
+      report(per_row == 1 ? "rows-block, a block a row" : "rows-block, two blocks a row", c);
+    }
+    {
+      tz::Choice c = st.choice;  // rows-group: a warp a group of 4 rows
+      c.family = tz::Family::rows_group;
+      c.vec = true;
+      c.launch.kept.rank = 1;
+      c.launch.kept.size[0] = rows;
+      c.launch.kept.in[0] = cols;
+      c.launch.kept.out[0] = 1;
+      c.launch.red.rank = 0;
+      c.launch.run = cols;
+      c.launch.group_shift = 5;
+      c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(((rows + 3) / 4 * 32 + 255) / 256, 1, sms * 8));
+      report("rows-group, 32 lanes", c);
+    }
+    cudaFree(temp);
+    cudaFree(d_off);
+    cudaFree(ws);
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+  }
+
   if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--outer-sweep") {
     // (BATCHES, ROWS, COLS) over the middle axis when BATCHES is given: the 3-D outer cases.
     const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]);
@@ -235,10 +371,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "--outer-sweep: at most %lld elements\n", static_cast<long long>(n));
       return 2;
     }
-    // Small integers: every order of the sum gives the same bits.
-    std::vector<float> h(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(static_cast<int>((i * 2654435761u) >> 24) % 7 - 3);
-    for (auto& p : buf) cudaMemcpy(p, h.data(), n * 4, cudaMemcpyHostToDevice);
+    fill_exact();
     const std::int64_t shape[3] = {batches, rows, cols};
     const int rank = batches > 1 ? 3 : 2;
     const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape + (3 - rank), rank, dv);
@@ -262,28 +395,12 @@ int main(int argc, char** argv) {
     std::printf("outer sweep, f32 sum over the rows of %lld x %lld x %lld: read kernel %.2f us, library %.2f us (%.2fx); %s\n",
                 static_cast<long long>(batches), static_cast<long long>(rows), static_cast<long long>(cols), read, lib, lib / read,
                 foldkit::cuda::describe_reduce(ReduceOp::sum, in0, axes, false, ov).c_str());
-    using Policy = foldkit::cuda::tensor::CustomTensorOp<float, Plus>;
-    const Plus plus;
     void* ws = nullptr;
     cudaMalloc(&ws, 64 << 20);
     cudaMemset(ws, 0, 64 << 20);
     const std::int64_t cvec = cols / 4;
-    namespace tz = foldkit::cuda::tensor;
     const foldkit::cuda::detail::TensorReduceSetup st = foldkit::cuda::detail::prepare_tensor_reduce_custom(DType::f32, in0, axes, false, ov);
-    auto time_choice = [&](const tz::Choice& c, auto launcher) {
-      auto launch = [&](int i) {
-        tz::Launch l = c.launch;
-        l.in = at(i).data;
-        l.out = out;
-        l.ws = ws;
-        const typename Policy::Args args{l, typename Policy::Spec{plus, 0.0f}};
-        launcher(c, args);
-      };
-      const float us = median_us(launch);
-      launch(0);
-      cudaMemcpy(got.data(), out, outs * 4, cudaMemcpyDeviceToHost);
-      return us;
-    };
+    auto time_choice = [&](const tz::Choice& c, auto launcher) { return time_custom_choice(c, at, ws, outs, got, launcher); };
     // outer-flat's launch shapes (threads x loads in flight, one round of loads where the grid allows).
     if (st.choice.family == tz::Family::outer_flat) {
       const std::int64_t vectors = rows * cvec;
@@ -323,9 +440,7 @@ int main(int argc, char** argv) {
         // The partials must fit the sweep's 64 MiB workspace ((16, 2^22) at 64 column threads
         // and 4 splits did not, and every later shape then failed with the first's error).
         if (chunks > 1 && c.launch.partials_offset + base * chunks * tx * 4 * 4 > (std::int64_t{64} << 20)) continue;
-        const float us = time_choice(c, [&](const tz::Choice& ch, const typename Policy::Args& args) {
-          tz::launch_tensor_reduce<Policy>(ch, args, nullptr);
-        });
+        const float us = time_choice(c, library_launch);
         std::printf("  threads/cols %3lld  splits %5lld  grid %6u  %8.2f us  %.2fx read  %s\n", static_cast<long long>(tx),
                     static_cast<long long>(chunks), c.grid, us, us / read, got == want ? "ok" : "MISMATCH");
       }
