@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "foldkit/cuda/reduce.hpp"
@@ -262,6 +263,21 @@ int main(int argc, char** argv) {
   auto library_launch = [](const tz::Choice& ch, const typename Policy::Args& args) {
     tz::launch_tensor_reduce<Policy>(ch, args, nullptr);
   };
+  // A sweep's input i: in0's view at the i-th offset of the rotated buffers (cold in L2).
+  auto rotation = [&](const TensorView& in0, std::int64_t elems) {
+    const std::int64_t slots = n / elems;
+    return [&buf, in0, elems, slots, copies](int i) {
+      TensorView in = in0;
+      in.data = buf[i % copies] + ((i / copies) % slots) * elems;
+      return in;
+    };
+  };
+  // The read kernel's and the library's f32 sum's per-call medians over a rotation.
+  auto read_and_library = [&](auto at, std::int64_t elems, const std::vector<int>& axes, const TensorView& ov) {
+    const float read = median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink); });
+    const float lib = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+    return std::make_pair(read, lib);
+  };
 
   if (argc == 4 && std::string(argv[1]) == "--rows-sweep") {
     const std::int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]), elems = rows * cols;
@@ -274,14 +290,9 @@ int main(int argc, char** argv) {
     const TensorView in0 = TensorView::contiguous(buf[0], DType::f32, shape, 2, dv);
     const std::vector<int> axes{1};
     const TensorView ov = TensorView::contiguous(out, DType::f32, shape, 1, dv);
-    const std::int64_t slots = n / elems;
-    auto at = [&](int i) {
-      TensorView in = in0;
-      in.data = buf[i % copies] + ((i / copies) % slots) * elems;
-      return in;
-    };
-    const float read = median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink); });
-    const float lib = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+    const auto at = rotation(in0, elems);
+    const std::pair<float, float> times = read_and_library(at, elems, axes, ov);
+    const float read = times.first, lib = times.second;
     std::vector<float> want(static_cast<std::size_t>(rows)), got;
     foldkit::cuda::reduce(ReduceOp::sum, at(0), axes, false, ov);
     cudaMemcpy(want.data(), out, rows * 4, cudaMemcpyDeviceToHost);
@@ -326,10 +337,10 @@ int main(int argc, char** argv) {
         report(waves == 1 ? "rows-dense, one wave" : "rows-dense, two waves", c);
       }
     }
-    for (std::int64_t per_row : {1, 2}) {
-      // A block a row (or two, their partials folded by the last): CUB's shape.
+    // The library's choice as another rows family: every row one contiguous run of vectors.
+    auto as_family = [&](tz::Family family) {
       tz::Choice c = st.choice;
-      c.family = tz::Family::rows_block;
+      c.family = family;
       c.vec = true;
       c.launch.kept.rank = 1;
       c.launch.kept.size[0] = rows;
@@ -337,6 +348,11 @@ int main(int argc, char** argv) {
       c.launch.kept.out[0] = 1;
       c.launch.red.rank = 0;
       c.launch.run = cols;
+      return c;
+    };
+    for (std::int64_t per_row : {1, 2}) {
+      // A block a row (or two, their partials folded by the last): CUB's shape.
+      tz::Choice c = as_family(tz::Family::rows_block);
       c.launch.chunks = per_row;
       c.launch.partials_offset = per_row > 1 ? (rows * 4 + 15) / 16 * 16 : 0;
       c.grid = static_cast<unsigned>(rows * per_row);
@@ -344,15 +360,7 @@ int main(int argc, char** argv) {
       report(per_row == 1 ? "rows-block, a block a row" : "rows-block, two blocks a row", c);
     }
     {
-      tz::Choice c = st.choice;  // rows-group: a warp a group of 4 rows
-      c.family = tz::Family::rows_group;
-      c.vec = true;
-      c.launch.kept.rank = 1;
-      c.launch.kept.size[0] = rows;
-      c.launch.kept.in[0] = cols;
-      c.launch.kept.out[0] = 1;
-      c.launch.red.rank = 0;
-      c.launch.run = cols;
+      tz::Choice c = as_family(tz::Family::rows_group);  // a warp a group of 4 rows
       c.launch.group_shift = 5;
       c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(((rows + 3) / 4 * 32 + 255) / 256, 1, sms * 8));
       report("rows-group, 32 lanes", c);
@@ -378,14 +386,9 @@ int main(int argc, char** argv) {
     const std::vector<int> axes{rank - 2};
     const std::int64_t oshape[2] = {batches, cols};
     const TensorView ov = TensorView::contiguous(out, DType::f32, oshape + (3 - rank), rank - 1, dv);
-    const std::int64_t slots = n / elems;
-    auto at = [&](int i) {
-      TensorView in = in0;
-      in.data = buf[i % copies] + ((i / copies) % slots) * elems;
-      return in;
-    };
-    const float read = median_us([&](int i) { read_kernel<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(at(i).data), elems / 4, sink); });
-    const float lib = median_us([&](int i) { foldkit::cuda::reduce(ReduceOp::sum, at(i), axes, false, ov); });
+    const auto at = rotation(in0, elems);
+    const std::pair<float, float> times = read_and_library(at, elems, axes, ov);
+    const float read = times.first, lib = times.second;
     // The full-array reduction of the same bytes (one value): what the core reaches per call there.
     const float full = median_us([&](int i) { foldkit::cuda::sum(static_cast<const float*>(at(i).data), elems, out); });
     std::printf("full-array sum of the same bytes: %.2f us (%.2fx read)\n", full, full / read);
