@@ -204,14 +204,14 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
 
   // The staged launches: every variant at column tiles of 16 and 64 vectors (fewer where the
   // matrix is narrower), splits filling one wave of the blocks that fit.
-  struct Launch {
+  struct StagedLaunch {
     const Variant* v;
     StagedArgs args;
     unsigned grid;
     std::size_t smem;
     std::string name;
   };
-  std::vector<Launch> launches;
+  std::vector<StagedLaunch> launches;
   std::vector<void*> allocations;
   for (const Variant& v : kVariants) {
     const std::size_t smem = static_cast<std::size_t>(v.s) * v.k * kThreads * 16;
@@ -252,7 +252,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
                               std::to_string(splits)});
     }
   }
-  auto staged = [&](const Launch& l, const void* in, void* out) {
+  auto staged = [&](const StagedLaunch& l, const void* in, void* out) {
     StagedArgs args = l.args;
     args.in = static_cast<const float*>(in);
     args.out = static_cast<std::int64_t*>(out);
@@ -267,7 +267,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     std::vector<std::int64_t> want(static_cast<std::size_t>(cols)), got(want.size());
     library(in, outs.check(0));
     check_cuda(cudaMemcpyAsync(want.data(), outs.check(0), cols * 8, cudaMemcpyDeviceToHost, st), "copy");
-    for (const Launch& l : launches) {
+    for (const StagedLaunch& l : launches) {
       check_cuda(cudaMemsetAsync(outs.check(1), 0xff, cols * 8, st), "poison");
       staged(l, in, outs.check(1));
       check_cuda(cudaGetLastError(), "staged launch");
@@ -290,7 +290,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   std::vector<fkbench::Call> calls = {
       [&](const void* in) { fkbench::launch_read_ceiling(in, bytes, ceiling, gpu.sm_count, d_sink, 0x9e3779b9u, st); },
       [&](const void* in) { library(in, outs.next()); }};
-  for (const Launch& l : launches) calls.push_back([&, l](const void* in) { staged(l, in, outs.next()); });
+  for (const StagedLaunch& l : launches) calls.push_back([&, l](const void* in) { staged(l, in, outs.next()); });
   const std::vector<fkbench::Timing> t = fkbench::time_interleaved(tp, st, pool, &gate, calls);
   const double ceil = t[0].median_us;
   auto row = [&](const std::string& what, const fkbench::Timing& x) {
