@@ -158,6 +158,16 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
       const std::int64_t lanes = few_lanes ? tn::kDenseFewLanes : std::min<std::int64_t>(slots, 32);
       l.group_shift = ceil_log2(lanes);
       l.chunks = slots / lanes;  // vectors per lane (M)
+      if (!short_dense) {
+        // Long rows, a warp each: every warp the same number of rows, the fewest that fit the
+        // grid into one wave of kDenseLongBlocksPerSm blocks an SM (a grid-stride grid of 8 an SM,
+        // of which 5 fit, ran 1.6 waves).
+        const std::int64_t warps_at_once = sms * tn::kDenseLongBlocksPerSm * (tn::kTensorThreads / 32);
+        const std::int64_t rows_per_warp = ceil_div(p.out_numel, warps_at_once);
+        const std::int64_t warps = ceil_div(p.out_numel, rows_per_warp);
+        c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(warps, tn::kTensorThreads / 32), 1, full_grid));
+        return r;
+      }
       const std::int64_t threads = ceil_div(p.out_numel * slots, tn::kDenseLoadsInFlight);
       c.grid = static_cast<unsigned>(std::clamp<std::int64_t>(ceil_div(threads, tn::kTensorThreads), 1, full_grid));
       return r;
@@ -243,16 +253,15 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
                                   base_blocks >= sms ? sms : outer_resident);
       if (chunks == 1 || ceil_div(chunks, ty) <= tn::kOuterMaxFoldDepth) break;
     }
-    // Unsplit, one reduced dim of more than one round of loads a thread but at most two: half the
-    // column threads, one round each (tuning: kOuterOneRoundMinColumnThreads).
-    if (!is_arg && chunks == 1 && l.red.rank == 1 && base_blocks <= kIntMax &&
-        (1 << l.tx_shift) >= 2 * tn::kOuterOneRoundMinColumnThreads) {
-      const std::int64_t round = (tn::kTensorThreads >> l.tx_shift) * tn::outer_loads_per_round(what.element_bytes);
-      if (p.reduce_numel > round && p.reduce_numel <= 2 * round) {
-        --l.tx_shift;
-        l.col_tiles = ceil_div(cvec, std::int64_t{1} << l.tx_shift);
-        base_blocks = l.batches * l.col_tiles;
-      }
+    // Unsplit, one reduced dim of more than one round of loads a thread: halve the column
+    // threads (twice the threads a column vector, a tree one level deeper) until each thread
+    // folds at most one round, down to kOuterOneRoundMinColumnThreads.
+    while (!is_arg && chunks == 1 && l.red.rank == 1 && base_blocks <= kIntMax / 2 &&
+           (1 << l.tx_shift) >= 2 * tn::kOuterOneRoundMinColumnThreads &&
+           p.reduce_numel > (tn::kTensorThreads >> l.tx_shift) * tn::outer_loads_per_round(what.element_bytes)) {
+      --l.tx_shift;
+      l.col_tiles = ceil_div(cvec, std::int64_t{1} << l.tx_shift);
+      base_blocks = l.batches * l.col_tiles;
     }
     if (base_blocks <= kIntMax && (!is_arg || p.reduce_numel < packed_arg_limit)) {
       const std::int64_t tx = std::int64_t{1} << l.tx_shift;

@@ -201,6 +201,8 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
 // read by 128 column threads, one round each, two threads a column vector combined in the tree
 // (tuning: kOuterOneRoundMinColumnThreads); argmin keeps 256, and 8 rows (one round) keep 256.
 // (15, 4100): 1025 column vectors, so the last of 9 column tiles is mostly idle threads.
+// (1024, 40, 256) over the middle axis: 64 column vectors, 40 rows, halved twice (64 -> 32
+// column threads, 8 threads a column vector); 1024 batches fill whole waves, so it is unsplit.
 TEST_F(CudaTensorReduce, OuterOneRoundHalvesTheColumnThreads) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
@@ -208,13 +210,14 @@ TEST_F(CudaTensorReduce, OuterOneRoundHalvesTheColumnThreads) {
     const std::size_t at = plan.find(key);
     return at == std::string::npos ? -1LL : std::stoll(plan.substr(at + key.size()));
   };
-  struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; bool halves; };
-  const std::vector<Case> cases = {{{12, 2048}, {0}, true}, {{15, 4100}, {0}, true}, {{3, 13, 1024}, {1}, true},
-                                   {{8, 2048}, {0}, false}};
+  struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; long long widest, one_round; };
+  const std::vector<Case> cases = {{{12, 2048}, {0}, 256, 128},   {{15, 4100}, {0}, 256, 128},
+                                   {{3, 13, 1024}, {1}, 256, 128}, {{8, 2048}, {0}, 256, 256},
+                                   {{1024, 40, 256}, {1}, 64, 32}};
   for (const Case& c : cases)
     outer_case_matches(rng, c.shape, c.axes, [&](ReduceOp op, const std::string& plan) {
       ASSERT_EQ(field(plan, "splits="), 1) << plan;
-      EXPECT_EQ(field(plan, "threads/cols="), c.halves && op != ReduceOp::argmin ? 128 : 256) << plan;
+      EXPECT_EQ(field(plan, "threads/cols="), op != ReduceOp::argmin ? c.one_round : c.widest) << plan;
     });
 }
 

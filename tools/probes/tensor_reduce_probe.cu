@@ -14,8 +14,9 @@
 // path with the library's launch otherwise (results compared with the library's, exact inputs).
 // `foldkit-tensor-probe --rows-sweep ROWS COLS`: for the f32 sum over dim 1, CUB's segmented
 // reduce (a block a row) beside the library and, through the user-functor path, the library's
-// plan, rows-dense with grids of one and two waves of the blocks that fit (the library's grid is
-// 8 blocks an SM whatever fits), rows-block with a block a row (and two), and rows-group.
+// plan, rows-dense with grids of one and two waves of the blocks that fit and with balanced grids
+// (every warp the same number of rows, at most 4 or 5 blocks an SM), rows-block with a block a
+// row (and two), and rows-group.
 #include <cuda_runtime_api.h>
 
 #include <cub/device/device_segmented_reduce.cuh>
@@ -335,6 +336,15 @@ int main(int argc, char** argv) {
         tz::Choice c = st.choice;
         c.grid = static_cast<unsigned>(std::max(1, fit) * sms * waves);
         report(waves == 1 ? "rows-dense, one wave" : "rows-dense, two waves", c);
+      }
+      // Balanced: every warp (a row each) the same number of rows, k, the fewest that let the
+      // grid fit `per_sm` blocks an SM (one wave where that many fit).
+      for (int per_sm : {4, 5}) {
+        tz::Choice c = st.choice;
+        const std::int64_t warps_at_once = static_cast<std::int64_t>(per_sm) * sms * 8;
+        const std::int64_t k = (rows + warps_at_once - 1) / warps_at_once;
+        c.grid = static_cast<unsigned>(((rows + k - 1) / k + 7) / 8);
+        report(per_sm == 4 ? "rows-dense, balanced at 4/SM" : "rows-dense, balanced at 5/SM", c);
       }
     }
     // The library's choice as another rows family: every row one contiguous run of vectors.

@@ -47,6 +47,12 @@ inline constexpr std::int64_t kDenseFewLanesMaxVectors = 64;
 // (2^14, 4096) f32 at 87 %, bf16 at 59 % of the read ceiling.
 inline constexpr std::int64_t kDenseMaxVectorsPerLaneLong = 32;
 inline constexpr std::int64_t kDenseLongMinRowsPerSm = 64;
+// Long rows-dense grids: every warp the same number of rows, the fewest that fit the grid into
+// this many blocks an SM, the fewest any of its kernels fits (46-61 registers: 5 or 4 blocks of
+// 256; ptxas sm_90). The grid-stride grid of 8 blocks an SM ran 1.6 waves: f32 sums over dim 1
+// (foldkit-tensor-probe --rows-sweep, H200, 2026-11-29) of (65536, 1024) 68.9 us against 66.6
+// in one wave of the 5 that fit, of (16384, 4096) 69.7 against 66.4 for CUB's block a row.
+inline constexpr int kDenseLongBlocksPerSm = 4;
 
 // Block mode over contiguous rows (one run per output): __launch_bounds__' minimum resident
 // blocks (caps registers at 40; the general rows-block kernel takes 56-78 and fits 3 blocks).
@@ -123,14 +129,16 @@ inline constexpr int kOuterLoadsInFlight = 8;
 constexpr int outer_loads_per_round(std::size_t element_bytes) {
   return element_bytes == 2 ? kLoadsInFlight : kOuterLoadsInFlight;
 }
-// An unsplit reduced dim of one to two rounds a thread at the widest column tile (TY rows
-// apart, more than one round of loads but at most two) takes half the column threads, down to
-// this many, so that each thread folds one round: twice the threads a column vector, a tree of
-// two. H200, 2026-11-29 (foldkit-tensor-probe --outer-sweep, f32 sum over dim 0 of (16, 2^22)):
-// 256 column threads (two rounds) 75.7 us, 128 (one round) 72.7 us, 64 (half a round) 94.1 us;
-// the read kernel 67.5 us. In foldkit-bench axes: sum / max 74.6 / 74.8 -> 72.3 / 72.6 us
-// (0.99x PyTorch's, from 1.01-1.02x). Not argmin/argmax (2 blocks an SM): 88.4 -> 95.1 us there.
-inline constexpr int kOuterOneRoundMinColumnThreads = 128;
+// An unsplit reduced dim of more than one round a thread at the widest column tile (TY rows
+// apart) halves the column threads, down to this many, until each thread folds at most one
+// round: twice the threads a column vector, a tree one level deeper, and more, smaller blocks.
+// H200, 2026-11-29 (foldkit-tensor-probe --outer-sweep, f32 sums): over dim 0 of (16, 2^22),
+// 256 column threads (two rounds) 75.7 us, 128 (one round) 72.7 us, 64 (half a round) 94.1 us,
+// the read kernel 67.5 us (in foldkit-bench axes sum / max 74.6 / 74.8 -> 72.3 / 72.6 us, 0.99x
+// PyTorch's); over the middle axis of (1024, 64, 1024), 256 column threads (8 rounds, 1024
+// blocks) 71.4-72.4 us, 128 69.7, 64 69.2, 32 (one round, 8192 blocks) 68.5 us, the read kernel
+// 69.2 us. Not argmin/argmax (2 blocks an SM): 88.4 -> 95.1 us on (16, 2^22) there.
+inline constexpr int kOuterOneRoundMinColumnThreads = 32;
 // The last block of a column tile folds the splits' partials, splits / TY of them per thread in
 // series: fewer column threads (more TY) until that depth is at most this, but never fewer than
 // kOuterMinColumnThreads: 4 column threads (64 bytes of a 256-byte row) read (2^20, 64) over
