@@ -81,12 +81,16 @@ TEST(TensorScanTuning, RandomShapesAreCoveredAndChainedTilesStayWithinTheKernels
   }
 }
 
+// The rule at a distance of 2 MiB (the library's distance is 0, off: every call gets none).
 TEST(TensorScanTuning, PrefetchOnlyInLongCallsOfWholeChunks) {
   const auto g = f32_columns(std::int64_t{1} << 22, 16);
-  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 4096, 132, true),
-            static_cast<int>(tuning::kTensorScanPrefetchAheadBytes / (256 * g.in_chunks * 16)));
-  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 4096, 132, false), 0);
-  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 100, 132, true), 0);
+  constexpr std::int64_t kAhead = std::int64_t{2} << 20;
+  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 4096, 132, true, kAhead),
+            static_cast<int>(kAhead / (256 * g.in_chunks * 16)));
+  EXPECT_GT(tuning::tensor_scan_prefetch_tiles(g, false, 4096, 132, true, kAhead), 0);
+  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 4096, 132, false, kAhead), 0);
+  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 100, 132, true, kAhead), 0);
+  EXPECT_EQ(tuning::tensor_scan_prefetch_tiles(g, false, 4096, 132, true), 0);
 }
 
 // The first wave's lag: only in chained calls of more than one wave, a fraction of that wave.

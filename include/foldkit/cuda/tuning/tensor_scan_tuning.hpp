@@ -66,9 +66,13 @@ inline constexpr int kTensorScanLookbackBytes = 4096;
 constexpr int tensor_scan_window_loads(int chunks, bool wide_accum, int words) {
   return wide_accum || chunks < kTensorScanDeepChunks ? 0 : 16 / (2 * words);
 }
-// L2 prefetch of the input of the tile that will be drawn this many bytes of tiles ahead (the core
-// scan's measured distance), in calls of at least kTensorScanPrefetchMinWaves waves of tiles.
-inline constexpr std::int64_t kTensorScanPrefetchAheadBytes = std::int64_t{2} << 20;
+// L2 prefetch of the input of the tile that will be drawn this many bytes of tiles ahead (0:
+// none), in calls of at least kTensorScanPrefetchMinWaves waves of tiles. Off: on the H200
+// (foldkit-bench axes --sweep, 2026-11-29, cumsum f32 over dim 0) no prefetch was the fastest
+// geometry of 7 of the 9 chained cases, 2.3-4.6 % faster than the 2 MiB ahead that was the
+// core scan's distance ((16384, 4096) 164.7 -> 158.3 us, (2^18, 256) 175.5 -> 174.1, (2^24, 4)
+// 185.3 -> 181.5); on the H100 (2026-11-27) 2 MiB had been 0.5 % faster than none at (2^22, 16).
+inline constexpr std::int64_t kTensorScanPrefetchAheadBytes = 0;
 inline constexpr int kTensorScanPrefetchMinWaves = 4;
 
 // The tile shape for a matrix of `rows` x `cols`: elements of elem_bytes, accumulators of
@@ -145,12 +149,12 @@ constexpr std::int64_t tensor_scan_first_wave(int in_chunks, bool wide_accum, in
 // The tiles ahead whose input a tile prefetches into L2 (0: none): in calls of `tiles` tiles of
 // the geometry's depth at least kTensorScanPrefetchMinWaves waves long on `sm_count` SMs, when
 // whole 16-byte chunks may be copied (in_vec).
+// ahead_bytes: the distance (kTensorScanPrefetchAheadBytes; the tests pass their own).
 constexpr int tensor_scan_prefetch_tiles(const TensorScanGeometry& g, bool wide_accum, std::int64_t tiles, int sm_count,
-                                         bool in_vec) {
+                                         bool in_vec, std::int64_t ahead_bytes = kTensorScanPrefetchAheadBytes) {
   const std::int64_t tile_bytes = static_cast<std::int64_t>(kTensorScanThreads) * g.in_chunks * 16;
   const std::int64_t wave = tensor_scan_first_wave(g.in_chunks, wide_accum, sm_count);
-  return in_vec && tiles >= kTensorScanPrefetchMinWaves * wave ? static_cast<int>(kTensorScanPrefetchAheadBytes / tile_bytes)
-                                                               : 0;
+  return in_vec && tiles >= kTensorScanPrefetchMinWaves * wave ? static_cast<int>(ahead_bytes / tile_bytes) : 0;
 }
 
 // The first wave's lag, in eighths of a wave of resident tiles (0: none): in a chained call of
