@@ -229,8 +229,9 @@ TEST_F(CudaTensorRandom, RandomProblemsMatchTheReference) {
 // Rows-dense (rows of 1-64 whole 16-byte vectors, back to back, aligned) for every lane count it
 // takes, every op and dtype: 3001 rows each (a partial round of loads), then a few shapes with
 // more vectors than the grid takes in one round of 8 loads a thread (several rounds and a partial
-// last one), and long rows of 256 vectors. Its group_reduce_scatter shares a lane group's rows out while reducing them: a row
-// written by the wrong lane, from the wrong load, or combined out of order fails here.
+// last one), and long rows of 256 vectors. Its group_reduce_scatter shares a lane group's rows
+// out while reducing them: a row written by the wrong lane, from the wrong load, or combined out
+// of order fails here.
 TEST_F(CudaTensorRandom, RowsDenseEveryGroupWidthOpAndDtype) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());

@@ -71,7 +71,9 @@ constexpr int tensor_scan_window_loads(int chunks, bool wide_accum, int words) {
 // (foldkit-bench axes --sweep, 2026-11-29, cumsum f32 over dim 0) no prefetch was the fastest
 // geometry of 7 of the 9 chained cases, 2.3-4.6 % faster than the 2 MiB ahead that was the
 // core scan's distance ((16384, 4096) 164.7 -> 158.3 us, (2^18, 256) 175.5 -> 174.1, (2^24, 4)
-// 185.3 -> 181.5); on the H100 (2026-11-27) 2 MiB had been 0.5 % faster than none at (2^22, 16).
+// 185.3 -> 181.5); in foldkit-bench axes the unchained (256, 2^18), 4096 tiles of one row tile
+// each, went 172.2 -> 142.9 us (74.7 -> 90.1 % of the copy ceiling), the chained ones 0-4 %. On
+// the H100 (2026-11-27) 2 MiB had been 0.5 % faster than none at (2^22, 16).
 inline constexpr std::int64_t kTensorScanPrefetchAheadBytes = 0;
 inline constexpr int kTensorScanPrefetchMinWaves = 4;
 
