@@ -14,9 +14,9 @@
 // path with the library's launch otherwise (results compared with the library's, exact inputs).
 // `foldkit-tensor-probe --rows-sweep ROWS COLS`: for the f32 sum over dim 1, CUB's segmented
 // reduce (a block a row) beside the library and, through the user-functor path, the library's
-// plan, rows-dense with grids of one and two waves of the blocks that fit and with balanced grids
-// (every warp the same number of rows, at most 4 or 5 blocks an SM), rows-block with a block a
-// row (and two), and rows-group.
+// plan (balanced over 4 blocks an SM, tuning: kDenseLongBlocksPerSm), rows-dense with grids of
+// one and two waves of the blocks that fit and balanced over the blocks that fit (every warp the
+// same number of rows), rows-block with a block a row (and two), and rows-group.
 #include <cuda_runtime_api.h>
 
 #include <cub/device/device_segmented_reduce.cuh>
@@ -328,7 +328,7 @@ int main(int argc, char** argv) {
     };
     report("library's plan (functor)", st.choice);
     if (st.choice.family == tz::Family::rows_dense && st.choice.launch.chunks >= 8) {
-      // The blocks of this kernel that fit an SM at once (the library's grid assumes 8).
+      // The blocks of this kernel that fit an SM at once (the library's grid assumes 4).
       int fit = 0;
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, tz::rows_dense_kernel<Policy, 8>, 256, 0);
       std::printf("  rows-dense (8 vectors a lane a round): %d blocks of 256 fit an SM\n", fit);
@@ -337,14 +337,14 @@ int main(int argc, char** argv) {
         c.grid = static_cast<unsigned>(std::max(1, fit) * sms * waves);
         report(waves == 1 ? "rows-dense, one wave" : "rows-dense, two waves", c);
       }
-      // Balanced: every warp (a row each) the same number of rows, k, the fewest that let the
-      // grid fit `per_sm` blocks an SM (one wave where that many fit).
-      for (int per_sm : {4, 5}) {
+      // Balanced as the library's grid is, but over the blocks that fit rather than 4: every warp
+      // (a row each) the same number of rows, the fewest that keep the grid in one wave.
+      {
         tz::Choice c = st.choice;
-        const std::int64_t warps_at_once = static_cast<std::int64_t>(per_sm) * sms * 8;
+        const std::int64_t warps_at_once = static_cast<std::int64_t>(std::max(1, fit)) * sms * 8;
         const std::int64_t k = (rows + warps_at_once - 1) / warps_at_once;
         c.grid = static_cast<unsigned>(((rows + k - 1) / k + 7) / 8);
-        report(per_sm == 4 ? "rows-dense, balanced at 4/SM" : "rows-dense, balanced at 5/SM", c);
+        report("rows-dense, balanced at fit", c);
       }
     }
     // The library's choice as another rows family: every row one contiguous run of vectors.
