@@ -583,6 +583,11 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min
 }
 
 // ---- outer -------------------------------------------------------------------------------
+// Splits of argmin/argmax over packed 64-bit keys (PackedArgSpec: 2- and 4-byte types) combine
+// by atomicMax on one slot a column; every other accumulator is folded by the last split.
+template <class P>
+inline constexpr bool kAtomicArgCombine =
+    P::kArg && std::is_same_v<typename P::Spec::accum_type, unsigned long long> && sizeof(typename P::value_type) <= 4;
 // Block b: column tile (b % col_tiles), split ((b / col_tiles) % chunks), batch (the rest).
 // Thread (tx, ty) = (threadIdx.x % TX, threadIdx.x / TX) folds the V columns of column vector
 // (tile * TX + tx) over reduced positions ty, + TY, ... of its split's rounds; the TY partials of
@@ -727,6 +732,36 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
   const std::int64_t group = batch * a.col_tiles + tile;
   const int width = TX * V;
   unsigned* counters = static_cast<unsigned*>(a.ws);
+  if constexpr (kAtomicArgCombine<P>) {
+    // argmin/argmax of 2- and 4-byte types: their 64-bit keys pick the extreme and its first
+    // position whatever the order they meet in, so the splits combine by atomicMax into one
+    // slot a column (argmin's keys complemented: 0, the zeroed workspace, is both identities)
+    // and the last split reads the result with one load instead of folding chunks partials.
+    unsigned long long* slots =
+        reinterpret_cast<unsigned long long*>(static_cast<char*>(a.ws) + a.partials_offset) + group * width;
+    constexpr bool kMax = Spec::kIsMax;
+    if (ty == 0 && active) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) atomicMax(slots + tx * V + e, kMax ? acc[e] : ~acc[e]);
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last_block = atomicAdd(counters + group, 1u) == static_cast<unsigned>(a.chunks - 1);
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    if (ty == 0 && active) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const unsigned long long k = __ldcg(slots + tx * V + e);
+        acc[e] = kMax ? k : ~k;
+        slots[tx * V + e] = 0ull;
+      }
+    }
+    if (threadIdx.x == 0) counters[group] = 0u;
+    write_columns();
+    return;
+  }
   A* partials = reinterpret_cast<A*>(static_cast<char*>(a.ws) + a.partials_offset) + group * a.chunks * width;
   if (ty == 0) {
 #pragma unroll
