@@ -84,9 +84,10 @@ inline constexpr std::int64_t kRowsMinVectorsPerThread = 8;
 // SM a block, the splits balance blocks per SM rather than fill resident slots (src/cuda/tensor_reduce.cu).
 inline constexpr int kOuterMaxColumnThreads = 256;
 inline constexpr std::int64_t kOuterMinRowsPerThread = 8;
-// argmin/argmax in the outer family: 2 resident blocks (124 registers, 8 loads in flight). For
-// 4-byte types they read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads; at 3
-// blocks (80 registers) the 2- and 8-byte types' kernels spilled 124-208 bytes (ptxas sm_90).
+// argmin/argmax in the outer family: 2 resident blocks (8 loads in flight). For 4-byte types
+// they read 0.2-5 points more of the read ceiling than 3 blocks with 4 loads (2026-11-28); at 3
+// blocks (80 registers) the kernels spill: f32 / i32 60 bytes, bf16 108, f64 48 (ptxas sm_90,
+// c647e29: at 2 they use 84-92 registers, no spill).
 inline constexpr int kOuterArgMinBlocksPerSm = 2;
 
 // Outer-flat (outer reductions whose rows are 1-8 whole vectors back to back, one batch, not
@@ -143,6 +144,8 @@ inline constexpr int kOuterOneRoundMinColumnThreads = 32;
 // series: fewer column threads (more TY) until that depth is at most this, but never fewer than
 // kOuterMinColumnThreads: 4 column threads (64 bytes of a 256-byte row) read (2^20, 64) over
 // dim 0 at 75 % of the read ceiling, 8 at 87 %. A depth of 32 cost argmax 10-20 points.
+// (argmin/argmax of 2- and 4-byte types no longer fold: their splits meet in one atomicMax slot
+// a column, c647e29; the rule still picks their column threads, not re-measured without it.)
 inline constexpr int kOuterMinColumnThreads = 8;
 inline constexpr std::int64_t kOuterMaxFoldDepth = 8;
 
