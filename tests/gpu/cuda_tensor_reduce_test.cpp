@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -195,6 +196,80 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
       ASSERT_NE(at, std::string::npos) << plan;
       ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
     });
+}
+
+// argmin/argmax of 2- and 4-byte types split over blocks meet in one atomicMax slot a column
+// (their 64-bit keys; argmin's complemented) instead of a fold of the splits' partials: f32 and
+// bf16 over dim 0 of shapes that split, with values of few levels (ties across splits), NaNs
+// early, late and twice in some columns (the first NaN wins), columns of -0 and +0 only (equal:
+// the first row wins), against a host reference; three calls, so the later ones find the slots
+// the first left (zeroed).
+template <class T>
+void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
+  const int dev = current_device();
+  const CounterRng r = rng.counter();
+  std::vector<float> vals(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      float v = static_cast<float>(static_cast<int>(r.unit(static_cast<std::uint64_t>(i * cols + c)) * 8) - 4);
+      if (c % 5 == 4) v = (i % 2 == 0) ? -0.0f : 0.0f;
+      vals[static_cast<std::size_t>(i * cols + c)] = v;
+    }
+  for (std::int64_t c = 0; c < cols; ++c) {
+    auto at = [&](std::int64_t i) -> float& { return vals[static_cast<std::size_t>(i * cols + c)]; };
+    if (c % 5 == 1) at(rows * 3 / 4) = NAN;
+    if (c % 5 == 2) at(5) = NAN;
+    if (c % 5 == 3) at(rows / 3) = NAN, at(rows - 2) = NAN;
+  }
+  std::vector<T> host(vals.size());
+  for (std::size_t i = 0; i < vals.size(); ++i) host[i] = static_cast<T>(vals[i]);
+  const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(T));
+  const std::int64_t shape[2] = {rows, cols};
+  const TensorView in = TensorView::contiguous(d_in.get(), dtype_v<T>, shape, 2, Device::cuda(dev));
+  for (ReduceOp op : {ReduceOp::argmax, ReduceOp::argmin}) {
+    const bool is_max = op == ReduceOp::argmax;
+    std::vector<std::int64_t> want(static_cast<std::size_t>(cols));
+    for (std::int64_t c = 0; c < cols; ++c) {
+      std::int64_t best = 0, first_nan = -1;
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const float x = static_cast<float>(host[static_cast<std::size_t>(i * cols + c)]);
+        const float b = static_cast<float>(host[static_cast<std::size_t>(best * cols + c)]);
+        if (x != x) {
+          first_nan = i;
+          break;
+        }
+        if (is_max ? x > b : x < b) best = i;
+      }
+      want[static_cast<std::size_t>(c)] = first_nan >= 0 ? first_nan : best;
+    }
+    const ReduceOutput o = cuda::reduce_output_shape(op, in, {0}, false);
+    DeviceBuffer d_out(static_cast<std::size_t>(cols) * sizeof(std::int64_t));
+    const TensorView out = TensorView::contiguous(d_out.get(), o.dtype, o.shape, o.rank, Device::cuda(dev));
+    const std::string plan = cuda::describe_reduce(op, in, {0}, false, out);
+    const std::size_t at = plan.find("splits=");
+    ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
+    ASSERT_NE(at, std::string::npos) << plan;
+    ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
+    for (int call = 0; call < 3; ++call) {
+      FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, static_cast<std::size_t>(cols) * sizeof(std::int64_t)));
+      cuda::reduce(op, in, {0}, false, out);
+      std::vector<std::int64_t> got(static_cast<std::size_t>(cols));
+      download_bytes(got.data(), d_out, got.size() * sizeof(std::int64_t));
+      for (std::int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(got[static_cast<std::size_t>(c)], want[static_cast<std::size_t>(c)])
+            << op_name(op) << " " << dtype_name(dtype_v<T>) << " (" << rows << ", " << cols << "), call " << call << ", column " << c << ": " << plan;
+    }
+  }
+}
+
+TEST_F(CudaTensorReduce, OuterSplitArgKeysMeetInOneSlot) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  const std::int64_t rows = std::max<std::int64_t>(4099, std::min<std::int64_t>(65537, max_n() / 40));
+  outer_split_arg_case<float>(rng, rows, 8);
+  outer_split_arg_case<float>(rng, rows, 40);
+  outer_split_arg_case<bfloat16>(rng, rows, 16);
+  outer_split_arg_case<half>(rng, rows, 24);
 }
 
 // An unsplit reduced dim of 9-15 rows at 256 column threads (two rounds of 8 loads a thread) is
