@@ -2,7 +2,7 @@
 # One device call: build for sm_90, run the GPU test suite, a reduced suite under
 # compute-sanitizer (memcheck, racecheck), then foldkit-bench; every log goes under $OUT.
 # Usage (on the GPU machine, from the repo root):
-#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|ab-axes|axes|axes-sweep|ncu-axes]...
+#   scripts/gpu_check.sh [all|build|test|sanitize|sanitize-scan|bench|scan|cpu|sass|sweep|ladder|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|ab-axes|ab-patches|axes|axes-sweep|ncu-axes]...
 # (all = build test sanitize bench scan cpu sass ladder; the sweeps, traces, copyprobe and axes only when named)
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
@@ -17,6 +17,8 @@
 # (ab: foldkit-bench of a baseline tree (AB_BASE, a `git archive` tarball) and of this tree, alternately, AB_ROUNDS
 #  rounds each on this one machine; tools/probes/compare_reduce_ab.py compares them into ab.txt.)
 # (ab-axes: the same with `foldkit-bench axes --only "$AB_ONLY"`; tools/probes/compare_axes_ab.py, into ab-axes.txt.)
+# (ab-patches: this tree against itself with each of AB_PATCHES applied, built incrementally; AB_ONLY, AB_ROUNDS,
+#  AB_PATCH_TESTS (a gtest filter run on each variant); into ab-patch-K.txt.)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      SCAN_REPEAT (runs of the scan step), TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
 #      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES, SCAN_TRACE_CASES, SCAN_TRACE_CALLS, SCAN_TRACE_BINS.
@@ -35,7 +37,7 @@ has() {
   local s
   for s in "${steps[@]}"; do
     [ "$s" = "$1" ] && return 0
-    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|ab-axes|axes|axes-sweep|ncu-axes) ;; *) return 0 ;; esac
+    [ "$s" = all ] && case "$1" in sweep|ladder-sweep|trace|scan-trace|tensor-scan-trace|copyprobe|ab|ab-axes|ab-patches|axes|axes-sweep|ncu-axes) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -66,7 +68,7 @@ scan_memcheck_past_one_wave() {
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
-if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has ab-axes || has axes || has axes-sweep || has ncu-axes; then
+if has build || has test || has sanitize || has sanitize-scan || has bench || has scan || has cpu || has sass || has sweep || has ladder || has ladder-sweep || has trace || has scan-trace || has tensor-scan-trace || has copyprobe || has ab || has ab-axes || has ab-patches || has axes || has axes-sweep || has ncu-axes; then
   stamp build
   # Ninja rebuilds by modification time. A source restored to older bytes with an older time (a
   # carried tree after an in-place planted bug: on 2026-11-27 the axes table's binary kept
@@ -172,6 +174,54 @@ if has ab-axes; then
   # matches a prefix), compared per case by tools/probes/compare_axes_ab.py.
   stamp "ab-axes (foldkit-bench axes --only: the baseline tree $AB_BASE and this tree, alternately)"
   ab_run ab-axes tools/probes/compare_axes_ab.py axes --only "${AB_ONLY:?AB_ONLY: the cases}"
+fi
+
+if has ab-patches; then
+  # This tree against itself with each of AB_PATCHES (patch files against this tree, `git apply`
+  # -p1, one at a time), every variant built incrementally in this build folder (only what the
+  # patch touches recompiles: no second full build), then `foldkit-bench axes --only "$AB_ONLY"`
+  # of the tree and the variants alternately, AB_ROUNDS rounds; each variant compared with the
+  # tree into ab-patch-K.txt. AB_PATCH_TESTS: a gtest filter each variant's foldkit_gpu_tests runs.
+  stamp "ab-patches (this tree and ${AB_PATCHES:?AB_PATCHES: patch files}, alternately)"
+  vdir=/tmp/foldkit-ab-variants
+  rm -rf "$vdir" && mkdir -p "$vdir"
+  bench_bin=$BUILD/tools/bench/foldkit-bench
+  cp "$bench_bin" "$vdir/bench-0"
+  targets=(foldkit-bench)
+  [ -n "${AB_PATCH_TESTS:-}" ] && targets+=(foldkit_gpu_tests)
+  k=0
+  for patch_file in $AB_PATCHES; do
+    k=$((k + 1))
+    echo "variant $k: $patch_file"
+    if ! git apply -p1 "$patch_file"; then
+      echo "PATCH $patch_file DOES NOT APPLY"; status=1; continue
+    fi
+    if timeout 500 cmake --build "$BUILD" -j16 --target "${targets[@]}" > "$OUT/ab-patch-$k-build.log" 2>&1; then
+      cp "$bench_bin" "$vdir/bench-$k"
+      if [ -n "${AB_PATCH_TESTS:-}" ]; then
+        timeout 400 "$(gpu_test_binary)" --gtest_filter="$AB_PATCH_TESTS" > "$OUT/ab-patch-$k-tests.log" 2>&1 || status=1
+        grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$OUT/ab-patch-$k-tests.log" | head -10
+      fi
+    else
+      tail -20 "$OUT/ab-patch-$k-build.log"; echo "VARIANT $k BUILD FAILED"; status=1
+    fi
+    git apply -R -p1 "$patch_file" || { echo "PATCH $patch_file DOES NOT REVERT"; status=1; break; }
+  done
+  # This tree's binaries again (the reverted sources are newer than the variant's objects).
+  timeout 500 cmake --build "$BUILD" -j16 --target "${targets[@]}" > "$OUT/ab-patch-restore.log" 2>&1 || status=1
+  for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+    for i in $(seq 0 "$k"); do
+      [ -x "$vdir/bench-$i" ] || continue
+      timeout 300 "$vdir/bench-$i" axes --only "${AB_ONLY:?AB_ONLY: the cases}" --csv "$OUT/ab-patch-run-$i-$r.csv" > /dev/null 2>&1 || status=1
+    done
+  done
+  runs_of() { local i=$1 r list=""; for r in $(seq 1 "${AB_ROUNDS:-2}"); do list="$list${list:+,}$OUT/ab-patch-run-$i-$r.csv"; done; echo "$list"; }
+  for i in $(seq 1 "$k"); do
+    [ -x "$vdir/bench-$i" ] || continue
+    echo "== variant $i against this tree"
+    python3 tools/probes/compare_axes_ab.py "$(runs_of 0)" "$(runs_of "$i")" > "$OUT/ab-patch-$i.txt" 2>&1 || status=1
+    cat "$OUT/ab-patch-$i.txt"
+  done
 fi
 
 if has scan; then
