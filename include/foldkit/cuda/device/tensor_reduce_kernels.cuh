@@ -732,6 +732,16 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
   const std::int64_t group = batch * a.col_tiles + tile;
   const int width = TX * V;
   unsigned* counters = static_cast<unsigned*>(a.ws);
+  // After a block has published its partials: whether it is the last of the group's splits to
+  // arrive (the one that combines them; it then sees every split's partials).
+  auto last_to_arrive = [&]() {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last_block = atomicAdd(counters + group, 1u) == static_cast<unsigned>(a.chunks - 1);
+    __syncthreads();
+    if (last_block) __threadfence();
+    return last_block;
+  };
   if constexpr (kAtomicArgCombine<P>) {
     // argmin/argmax of 2- and 4-byte types: their 64-bit keys pick the extreme and its first
     // position whatever the order they meet in, so the splits combine by atomicMax into one
@@ -744,12 +754,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
 #pragma unroll
       for (int e = 0; e < V; ++e) atomicMax(slots + tx * V + e, kMax ? acc[e] : ~acc[e]);
     }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last_block = atomicAdd(counters + group, 1u) == static_cast<unsigned>(a.chunks - 1);
-    __syncthreads();
-    if (!last_block) return;
-    __threadfence();
+    if (!last_to_arrive()) return;
     if (ty == 0 && active) {
 #pragma unroll
       for (int e = 0; e < V; ++e) {
@@ -767,12 +772,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
 #pragma unroll
     for (int e = 0; e < V; ++e) partials[split * width + tx * V + e] = acc[e];
   }
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last_block = atomicAdd(counters + group, 1u) == static_cast<unsigned>(a.chunks - 1);
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence();
+  if (!last_to_arrive()) return;
 #pragma unroll
   for (int e = 0; e < V; ++e) acc[e] = spec.identity();
 #pragma unroll 4
