@@ -179,7 +179,10 @@ int main(int argc, char** argv) {
     const char* what;
     int from, to;
   };
-  const Phase phases[] = {{"start -> loaded", ts::kTileTraceStart, ts::kTileTraceLoaded},
+  const Phase phases[] = {{"start -> drawn", ts::kTileTraceStart, ts::kTileTraceDrawn},
+                          {"drawn -> issued", ts::kTileTraceDrawn, ts::kTileTraceIssued},
+                          {"issued -> loaded", ts::kTileTraceIssued, ts::kTileTraceLoaded},
+                          {"start -> loaded", ts::kTileTraceStart, ts::kTileTraceLoaded},
                           {"loaded -> published", ts::kTileTraceLoaded, ts::kTileTracePublished},
                           {"published -> found", ts::kTileTracePublished, ts::kTileTraceFound},
                           {"found -> prefix", ts::kTileTraceFound, ts::kTileTracePrefix},

@@ -221,6 +221,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
     s_org[0] = tile_origin(a, index, rows_per_tile, width);
     if (a.prefetch_tiles > 0 && index + static_cast<unsigned>(a.prefetch_tiles) < a.num_tiles)
       s_org[1] = tile_origin(a, index + static_cast<unsigned>(a.prefetch_tiles), rows_per_tile, width);
+    trace_point(f, kTileTraceDrawn);
   }
   __syncthreads();
   const unsigned t = s_tile;
@@ -300,6 +301,7 @@ __global__ void __launch_bounds__(Spec::kThreads, tuning::tensor_scan_min_blocks
       }
     }
   }
+  if (tid == 0) trace_point(f, kTileTraceIssued);
   tile_io::wait_all_copies();
   __syncthreads();
   if (tid == 0) trace_point(f, kTileTraceLoaded);

@@ -15,7 +15,9 @@ enum TileScanTracePoint : int {
   kTileTraceFound = 3,      // the look-back found its inclusive predecessor (statuses read)
   kTileTracePrefix = 4,     // the look-back folded the predecessors: the tile's prefix is known
   kTileTraceStored = 5,     // thread 0 issued its share of the output stores
-  kTileTracePoints = 6,
+  kTileTraceDrawn = 6,      // thread 0 drew its ticket and computed the tile's origin
+  kTileTraceIssued = 7,     // thread 0 issued its copies in (before it waits for them)
+  kTileTracePoints = 8,
 };
 
 // trace_note slots: the look-back's distance to its inclusive predecessor, and its status rounds.
