@@ -199,11 +199,12 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
 }
 
 // argmin/argmax of 2- and 4-byte types split over blocks meet in one atomicMax slot a column
-// (their 64-bit keys; argmin's complemented) instead of a fold of the splits' partials: f32 and
-// bf16 over dim 0 of shapes that split, with values of few levels (ties across splits), NaNs
-// early, late and twice in some columns (the first NaN wins), columns of -0 and +0 only (equal:
-// the first row wins), against a host reference; three calls, so the later ones find the slots
-// the first left (zeroed).
+// (their 64-bit keys; argmin's complemented) instead of a fold of the splits' partials: f32,
+// bf16 and f16 over dim 0 of shapes that split, with values of few levels (ties across splits),
+// NaNs early, late and twice in some columns (the first NaN wins), columns of -0 and +0 only
+// (equal: the first row wins), against a host reference. Calls A, B, A on one explicit
+// workspace, B's values 16 below A's for argmax and 16 above for argmin: a slot the last block
+// left unreset would hold a key that beats every one of B's.
 template <class T>
 void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
   const int dev = current_device();
@@ -221,43 +222,59 @@ void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
     if (c % 5 == 2) at(5) = NAN;
     if (c % 5 == 3) at(rows / 3) = NAN, at(rows - 2) = NAN;
   }
-  std::vector<T> host(vals.size());
-  for (std::size_t i = 0; i < vals.size(); ++i) host[i] = static_cast<T>(vals[i]);
-  const DeviceBuffer d_in = upload_bytes(host.data(), host.size() * sizeof(T));
   const std::int64_t shape[2] = {rows, cols};
-  const TensorView in = TensorView::contiguous(d_in.get(), dtype_v<T>, shape, 2, Device::cuda(dev));
+  const Device cu = Device::cuda(dev);
+  Stream stream;
   for (ReduceOp op : {ReduceOp::argmax, ReduceOp::argmin}) {
     const bool is_max = op == ReduceOp::argmax;
-    std::vector<std::int64_t> want(static_cast<std::size_t>(cols));
-    for (std::int64_t c = 0; c < cols; ++c) {
-      std::int64_t best = 0, first_nan = -1;
-      for (std::int64_t i = 0; i < rows; ++i) {
-        const float x = static_cast<float>(host[static_cast<std::size_t>(i * cols + c)]);
-        const float b = static_cast<float>(host[static_cast<std::size_t>(best * cols + c)]);
-        if (x != x) {
-          first_nan = i;
-          break;
+    // The two inputs (B shifted away from the extreme) and their references.
+    std::vector<T> host[2];
+    std::vector<std::int64_t> want[2];
+    DeviceBuffer d_in[2];
+    for (int k = 0; k < 2; ++k) {
+      const float shift = k == 0 ? 0.0f : is_max ? -16.0f : 16.0f;
+      host[k].resize(vals.size());
+      for (std::size_t i = 0; i < vals.size(); ++i) host[k][i] = static_cast<T>(vals[i] + shift);
+      want[k].resize(static_cast<std::size_t>(cols));
+      for (std::int64_t c = 0; c < cols; ++c) {
+        std::int64_t best = 0, first_nan = -1;
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const float x = static_cast<float>(host[k][static_cast<std::size_t>(i * cols + c)]);
+          const float b = static_cast<float>(host[k][static_cast<std::size_t>(best * cols + c)]);
+          if (x != x) {
+            first_nan = i;
+            break;
+          }
+          if (is_max ? x > b : x < b) best = i;
         }
-        if (is_max ? x > b : x < b) best = i;
+        want[k][static_cast<std::size_t>(c)] = first_nan >= 0 ? first_nan : best;
       }
-      want[static_cast<std::size_t>(c)] = first_nan >= 0 ? first_nan : best;
+      d_in[k] = upload_bytes(host[k].data(), host[k].size() * sizeof(T));
     }
-    const ReduceOutput o = cuda::reduce_output_shape(op, in, {0}, false);
+    const TensorView in0 = TensorView::contiguous(d_in[0].get(), dtype_v<T>, shape, 2, cu);
+    const ReduceOutput o = cuda::reduce_output_shape(op, in0, {0}, false);
     DeviceBuffer d_out(static_cast<std::size_t>(cols) * sizeof(std::int64_t));
-    const TensorView out = TensorView::contiguous(d_out.get(), o.dtype, o.shape, o.rank, Device::cuda(dev));
-    const std::string plan = cuda::describe_reduce(op, in, {0}, false, out);
+    const TensorView out = TensorView::contiguous(d_out.get(), o.dtype, o.shape, o.rank, cu);
+    const std::string plan = cuda::describe_reduce(op, in0, {0}, false, out);
     const std::size_t at = plan.find("splits=");
     ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
     ASSERT_NE(at, std::string::npos) << plan;
     ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
+    const std::size_t ws_bytes = cuda::tensor_reduce_workspace_bytes(op, in0, {0}, false);
+    DeviceBuffer ws(ws_bytes > 0 ? ws_bytes : 1);
+    FOLDKIT_CUDA_CHECK(cudaMemset(ws.get(), 0, ws_bytes > 0 ? ws_bytes : 1));
     for (int call = 0; call < 3; ++call) {
+      const int k = call == 1 ? 1 : 0;
+      const TensorView in = TensorView::contiguous(d_in[k].get(), dtype_v<T>, shape, 2, cu);
       FOLDKIT_CUDA_CHECK(cudaMemset(d_out.get(), 0xFF, static_cast<std::size_t>(cols) * sizeof(std::int64_t)));
-      cuda::reduce(op, in, {0}, false, out);
+      cuda::reduce(op, in, {0}, false, out, cuda::Workspace{ws.get(), ws_bytes}, stream);
+      FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<std::int64_t> got(static_cast<std::size_t>(cols));
       download_bytes(got.data(), d_out, got.size() * sizeof(std::int64_t));
       for (std::int64_t c = 0; c < cols; ++c)
-        ASSERT_EQ(got[static_cast<std::size_t>(c)], want[static_cast<std::size_t>(c)])
-            << op_name(op) << " " << dtype_name(dtype_v<T>) << " (" << rows << ", " << cols << "), call " << call << ", column " << c << ": " << plan;
+        ASSERT_EQ(got[static_cast<std::size_t>(c)], want[k][static_cast<std::size_t>(c)])
+            << op_name(op) << " " << dtype_name(dtype_v<T>) << " (" << rows << ", " << cols << "), call " << call
+            << ", column " << c << ": " << plan;
     }
   }
 }
