@@ -270,8 +270,7 @@ Chosen choose(const ReducePlan& p, const Folded& what, const void* in, int sm_co
       c.grid = static_cast<unsigned>(base_blocks * l.chunks);
       if (l.chunks > 1) {
         l.partials_offset = static_cast<std::int64_t>(align16(static_cast<std::size_t>(base_blocks) * 4));
-        // argmin/argmax of 2- and 4-byte types: one atomicMax slot a column (outer_kernel).
-        const std::int64_t slot_sets = is_arg && what.element_bytes <= 4 ? 1 : l.chunks;
+        const std::int64_t slot_sets = tensor::outer_splits_meet_in_slots(is_arg, what.element_bytes) ? 1 : l.chunks;
         r.ws_bytes = static_cast<std::size_t>(l.partials_offset) +
                      static_cast<std::size_t>(base_blocks * slot_sets * tx * (c.vec ? V : 1)) * abytes;
       }

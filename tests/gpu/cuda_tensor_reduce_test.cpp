@@ -131,6 +131,12 @@ TEST_F(CudaTensorReduce, LongRowsAndManyOutputs) {
 
 // ---- the outer family split over blocks ----------------------------------------------------------
 
+// The number after `key` in a describe_reduce plan (e.g. "splits="), -1 when the plan has none.
+long long plan_field(const std::string& plan, const std::string& key) {
+  const std::size_t at = plan.find(key);
+  return at == std::string::npos ? -1LL : std::stoll(plan.substr(at + key.size()));
+}
+
 // Exact int32 sum, max and argmin of a contiguous tensor over `axes` through the outer family
 // (the plan is checked to be outer, then by plan_ok), against the reference; each call twice, so
 // the second finds the workspace its first left.
@@ -192,9 +198,7 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
     outer_case_matches(rng, c.shape, c.axes, [](ReduceOp, const std::string& plan) {
       // outer-flat (sum and max of rows of whole vectors): its blocks' partials, collected the same way.
       const bool flat = plan.find("kernel=outer-flat") != std::string::npos;
-      const std::size_t at = plan.find(flat ? "blocks=" : "splits=");
-      ASSERT_NE(at, std::string::npos) << plan;
-      ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
+      ASSERT_GT(plan_field(plan, flat ? "blocks=" : "splits="), 1) << "the case must split: " << plan;
     });
 }
 
@@ -227,28 +231,18 @@ void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
   Stream stream;
   for (ReduceOp op : {ReduceOp::argmax, ReduceOp::argmin}) {
     const bool is_max = op == ReduceOp::argmax;
-    // The two inputs (B shifted away from the extreme) and their references.
+    // The two inputs (B shifted away from the extreme) and their references (tensor_reference.hpp).
     std::vector<T> host[2];
-    std::vector<std::int64_t> want[2];
+    std::vector<RefAcc> want[2];
     DeviceBuffer d_in[2];
+    Layout l;
+    l.shape = {rows, cols};
+    l.strides = {cols, 1};
     for (int k = 0; k < 2; ++k) {
       const float shift = k == 0 ? 0.0f : is_max ? -16.0f : 16.0f;
       host[k].resize(vals.size());
       for (std::size_t i = 0; i < vals.size(); ++i) host[k][i] = static_cast<T>(vals[i] + shift);
-      want[k].resize(static_cast<std::size_t>(cols));
-      for (std::int64_t c = 0; c < cols; ++c) {
-        std::int64_t best = 0, first_nan = -1;
-        for (std::int64_t i = 0; i < rows; ++i) {
-          const float x = static_cast<float>(host[k][static_cast<std::size_t>(i * cols + c)]);
-          const float b = static_cast<float>(host[k][static_cast<std::size_t>(best * cols + c)]);
-          if (x != x) {
-            first_nan = i;
-            break;
-          }
-          if (is_max ? x > b : x < b) best = i;
-        }
-        want[k][static_cast<std::size_t>(c)] = first_nan >= 0 ? first_nan : best;
-      }
+      want[k] = reference(host[k].data(), l, 1u);
       d_in[k] = upload_bytes(host[k].data(), host[k].size() * sizeof(T));
     }
     const TensorView in0 = TensorView::contiguous(d_in[0].get(), dtype_v<T>, shape, 2, cu);
@@ -256,10 +250,8 @@ void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
     DeviceBuffer d_out(static_cast<std::size_t>(cols) * sizeof(std::int64_t));
     const TensorView out = TensorView::contiguous(d_out.get(), o.dtype, o.shape, o.rank, cu);
     const std::string plan = cuda::describe_reduce(op, in0, {0}, false, out);
-    const std::size_t at = plan.find("splits=");
     ASSERT_NE(plan.find("kernel=outer"), std::string::npos) << plan;
-    ASSERT_NE(at, std::string::npos) << plan;
-    ASSERT_GT(std::stoll(plan.substr(at + 7)), 1) << "the case must split: " << plan;
+    ASSERT_GT(plan_field(plan, "splits="), 1) << "the case must split: " << plan;
     const std::size_t ws_bytes = cuda::tensor_reduce_workspace_bytes(op, in0, {0}, false);
     DeviceBuffer ws(ws_bytes > 0 ? ws_bytes : 1);
     FOLDKIT_CUDA_CHECK(cudaMemset(ws.get(), 0, ws_bytes > 0 ? ws_bytes : 1));
@@ -272,7 +264,8 @@ void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
       std::vector<std::int64_t> got(static_cast<std::size_t>(cols));
       download_bytes(got.data(), d_out, got.size() * sizeof(std::int64_t));
       for (std::int64_t c = 0; c < cols; ++c)
-        ASSERT_EQ(got[static_cast<std::size_t>(c)], want[k][static_cast<std::size_t>(c)])
+        ASSERT_EQ(got[static_cast<std::size_t>(c)],
+                  is_max ? want[k][static_cast<std::size_t>(c)].argmax : want[k][static_cast<std::size_t>(c)].argmin)
             << op_name(op) << " " << dtype_name(dtype_v<T>) << " (" << rows << ", " << cols << "), call " << call
             << ", column " << c << ": " << plan;
     }
@@ -298,18 +291,14 @@ TEST_F(CudaTensorReduce, OuterSplitArgKeysMeetInOneSlot) {
 TEST_F(CudaTensorReduce, OuterOneRoundHalvesTheColumnThreads) {
   FOLDKIT_TRACE_SEED();
   Rng rng(test_seed());
-  auto field = [](const std::string& plan, const std::string& key) {
-    const std::size_t at = plan.find(key);
-    return at == std::string::npos ? -1LL : std::stoll(plan.substr(at + key.size()));
-  };
   struct Case { std::vector<std::int64_t> shape; std::vector<int> axes; long long widest, one_round; };
   const std::vector<Case> cases = {{{12, 2048}, {0}, 256, 128},   {{15, 4100}, {0}, 256, 128},
                                    {{3, 13, 1024}, {1}, 256, 128}, {{8, 2048}, {0}, 256, 256},
                                    {{1024, 40, 256}, {1}, 64, 32}};
   for (const Case& c : cases)
     outer_case_matches(rng, c.shape, c.axes, [&](ReduceOp op, const std::string& plan) {
-      ASSERT_EQ(field(plan, "splits="), 1) << plan;
-      EXPECT_EQ(field(plan, "threads/cols="), op != ReduceOp::argmin ? c.one_round : c.widest) << plan;
+      ASSERT_EQ(plan_field(plan, "splits="), 1) << plan;
+      EXPECT_EQ(plan_field(plan, "threads/cols="), op != ReduceOp::argmin ? c.one_round : c.widest) << plan;
     });
 }
 

@@ -4,6 +4,7 @@
 // path (foldkit/cuda/tensor_reduce_custom.cuh) receives it from the library and launches it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "foldkit/cuda/tuning/tensor_reduce_tuning.hpp"
@@ -12,6 +13,14 @@
 namespace foldkit::cuda::tensor {
 
 enum class Family : int { rows_packed, rows_dense, rows_group, rows_block, outer, outer_flat, generic };
+
+// Outer splits of argmin/argmax over 2- and 4-byte elements (their packed 64-bit keys select
+// whatever the order) meet in one atomicMax slot a column; every other op's splits leave their
+// partials for the last split to fold. One rule for the kernel (outer_kernel) and the workspace
+// the host sizes for it (src/cuda/tensor_reduce.cu).
+constexpr bool outer_splits_meet_in_slots(bool arg, std::size_t element_bytes) {
+  return arg && (element_bytes == 2 || element_bytes == 4);
+}
 
 // Dimensions outermost first (sizes and strides in elements).
 struct Dims {

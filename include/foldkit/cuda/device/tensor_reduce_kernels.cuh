@@ -583,11 +583,6 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min
 }
 
 // ---- outer -------------------------------------------------------------------------------
-// Splits of argmin/argmax over packed 64-bit keys (PackedArgSpec: 2- and 4-byte types) combine
-// by atomicMax on one slot a column; every other accumulator is folded by the last split.
-template <class P>
-inline constexpr bool kAtomicArgCombine =
-    P::kArg && std::is_same_v<typename P::Spec::accum_type, unsigned long long> && sizeof(typename P::value_type) <= 4;
 // Block b: column tile (b % col_tiles), split ((b / col_tiles) % chunks), batch (the rest).
 // Thread (tx, ty) = (threadIdx.x % TX, threadIdx.x / TX) folds the V columns of column vector
 // (tile * TX + tx) over reduced positions ty, + TY, ... of its split's rounds; the TY partials of
@@ -742,7 +737,8 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
     if (last_block) __threadfence();
     return last_block;
   };
-  if constexpr (kAtomicArgCombine<P>) {
+  if constexpr (outer_splits_meet_in_slots(P::kArg, sizeof(T))) {
+    static_assert(std::is_same_v<A, unsigned long long>, "the slots hold PackedArgSpec's 64-bit keys");
     // argmin/argmax of 2- and 4-byte types: their 64-bit keys pick the extreme and its first
     // position whatever the order they meet in, so the splits combine by atomicMax into one
     // slot a column (argmin's keys complemented: 0, the zeroed workspace, is both identities)
