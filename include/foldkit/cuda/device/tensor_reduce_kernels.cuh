@@ -593,8 +593,11 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::rows_block_min
 // each): sum over dim 0 of (2^24, 4) 91.2 -> 93.5 % of the read ceiling, (4096, 16384) 90.7 ->
 // 92.1 %, argmax of (2^20, 64) 82.9 -> 83.6 %; no case slower. (Requires F commutative, as the
 // CUDA tensor reductions do: a thread's positions are TY apart.)
-template <class P, bool kVec>
-__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_blocks(P::kArg)) outer_kernel(const __grid_constant__ typename P::Args a) {
+// kSplit false: a launch of one split (chunks == 1) only, compiled without the combine (fewer
+// registers: tuning::outer_kernel_min_blocks).
+template <class P, bool kVec, bool kSplit = true>
+__global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_kernel_min_blocks<typename P::value_type>(P::kArg, kSplit))
+    outer_kernel(const __grid_constant__ typename P::Args a) {
   using T = typename P::value_type;
   using Spec = typename P::Spec;
   using A = typename Spec::accum_type;
@@ -719,7 +722,7 @@ __global__ void __launch_bounds__(tuning::kTensorThreads, tuning::outer_min_bloc
                             [&](std::int64_t p) { return boff.in + col + dims_in_offset(a.red, p); });
     }
   };
-  if (a.chunks == 1) {
+  if (!kSplit || a.chunks == 1) {
     write_columns();
     return;
   }

@@ -60,6 +60,12 @@ void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStr
       else rows_block_kernel<P, false><<<grid, block, 0, stream>>>(args);
       break;
     case Family::outer:
+      if constexpr (P::kArg && tuning::outer_unsplit_arg_kernel<typename P::value_type>()) {
+        if (c.vec && c.launch.chunks == 1) {
+          outer_kernel<P, true, false><<<grid, block, 0, stream>>>(args);
+          break;
+        }
+      }
       if (c.vec) outer_kernel<P, true><<<grid, block, 0, stream>>>(args);
       else outer_kernel<P, false><<<grid, block, 0, stream>>>(args);
       break;

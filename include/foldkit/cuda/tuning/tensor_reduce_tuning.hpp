@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace foldkit::cuda::tuning {
 
@@ -122,6 +123,20 @@ constexpr int rows_block_min_blocks(bool contiguous, bool arg) {
   return !contiguous ? kTensorMinBlocksPerSm : arg ? kRowsBlockContigArgMinBlocksPerSm : kRowsBlockContigMinBlocksPerSm;
 }
 constexpr int outer_min_blocks(bool arg) { return arg ? kOuterArgMinBlocksPerSm : kTensorMinBlocksPerSm; }
+// argmin/argmax launches with no split (chunks == 1: the column tiles alone fill the GPU, as in
+// (16, 2^22) over dim 0) take a kernel without the splits' combine (outer_kernel<P, true,
+// false>), which fits the 80 registers of 3 blocks an SM for f32 and the 8-byte types with no
+// spill (ptxas sm_90, 2026-11-29: f32 / f64 / i64 80 / 78 / 80 registers; i32 / u32 would spill
+// 20 bytes, f16 / bf16 76: they keep 2 blocks and the one kernel). A/B on the H200, 2 rounds
+// (2026-11-29): argmax f32 (16, 2^22) over dim 0 88.3 -> 86.3 us (83.5 -> 85.2 % of the read
+// ceiling); the other outer cases within 1 %.
+template <class T>
+constexpr bool outer_unsplit_arg_kernel() { return std::is_same_v<T, float> || sizeof(T) == 8; }
+inline constexpr int kOuterUnsplitArgMinBlocksPerSm = 3;
+template <class T>
+constexpr int outer_kernel_min_blocks(bool arg, bool split) {
+  return !arg ? kTensorMinBlocksPerSm : !split && outer_unsplit_arg_kernel<T>() ? kOuterUnsplitArgMinBlocksPerSm : kOuterArgMinBlocksPerSm;
+}
 // Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
 inline constexpr int kOuterLoadsInFlight = 8;
 // A round of the outer kernel's one-reduced-dim loop: loads a thread issues together. 2-byte
