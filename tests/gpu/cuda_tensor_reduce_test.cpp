@@ -207,8 +207,10 @@ TEST_F(CudaTensorReduce, OuterSplitsMatchTheReference) {
 // bf16 and f16 over dim 0 of shapes that split, with values of few levels (ties across splits),
 // NaNs early, late and twice in some columns (the first NaN wins), columns of -0 and +0 only
 // (equal: the first row wins), against a host reference. Calls A, B, A on one explicit
-// workspace, B's values 16 below A's for argmax and 16 above for argmin: a slot the last block
-// left unreset would hold a key that beats every one of B's.
+// workspace, B being A's rows in reverse order, 16 below A's values for argmax and 16 above for
+// argmin: a slot the last block left unreset would hold a key that beats every one of B's, and
+// its index (A's) is not B's. (B as A shifted alone kept A's indices: the unreset slot planted
+// on 2026-11-29 passed.)
 template <class T>
 void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
   const int dev = current_device();
@@ -241,7 +243,11 @@ void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
     for (int k = 0; k < 2; ++k) {
       const float shift = k == 0 ? 0.0f : is_max ? -16.0f : 16.0f;
       host[k].resize(vals.size());
-      for (std::size_t i = 0; i < vals.size(); ++i) host[k][i] = static_cast<T>(vals[i] + shift);
+      for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const std::int64_t from = k == 0 ? i : rows - 1 - i;
+          host[k][static_cast<std::size_t>(i * cols + c)] = static_cast<T>(vals[static_cast<std::size_t>(from * cols + c)] + shift);
+        }
       want[k] = reference(host[k].data(), l, 1u);
       d_in[k] = upload_bytes(host[k].data(), host[k].size() * sizeof(T));
     }
