@@ -1,0 +1,366 @@
+// foldkit-seg-group-probe: segmented sums by lane groups, one group a segment, beside the read
+// ceiling and foldkit::cuda::segmented_reduce, on foldkit-bench axes' two segment layouts.
+//
+// The library's segmented sums read at 64.6 / 58.1 % of the ceiling on the H200 (2^22 segments of
+// 0-128 f32, and 4 of 2^24 among 2^20 of 0-16): a merge path over elements and segment ends,
+// 32 KiB tiles staged by cp.async, masks, a block scan and a look-back for segments that span
+// tiles. Its tile pipeline alone read 82 % on the H100, and a streaming design with per-warp masks
+// and scans 32 %: too many instructions an element (perf-log 2026-11-28). The question here: do
+// the short segments, which are nearly all of both layouts, read at the ceiling when each is
+// summed where it lies by a group of G lanes, with no staging, masks, scans or look-back?
+//   group<G, U>  a warp takes 32 / G consecutive segments at a time (warps grid-stride over
+//                those groups of segments, so the grid reads the input front to back): lanes
+//                0 .. 32/G load the group's offsets, each group's lanes then load the segment's
+//                aligned 16-byte vectors, U at a time each (vector k of the segment to lane k % G),
+//                add the elements inside the segment in order, and fold the group by a fixed
+//                shuffle tree; lane 0 of the group writes the sum. Bits depend only on the input,
+//                its alignment and G. Segments longer than kLongMin are left to:
+//   long         (the power-law layout's 4 segments of 2^24) chunks of kChunk elements, one block
+//                a chunk (16-byte loads, a fixed block tree), the chunk sums in a workspace; the
+//                segment's last chunk to finish (a ticket a segment) folds them in chunk order.
+//                Here the list of long segments and their chunks is built on the host; a library
+//                version would build it on the device, in the validation pass over the offsets.
+// Every kernel is checked against a double reference of every segment (relative to the sum of
+// the segment's |x|); timings are foldkit-bench's gated medians, rivals interleaved call by call,
+// inputs rotated over >= 1 GiB.
+//
+// Usage: foldkit-seg-group-probe [LAYOUT]   (0: 2^22 segments of 0-128, 1: the power-law mix; both by default)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "axes_common.hpp"
+#include "ceiling_kernel.hpp"
+#include "foldkit/cuda/segmented_reduce.hpp"
+#include "foldkit/cuda/dispatch/runtime.hpp"
+#include "timing.hpp"
+
+namespace {
+
+using foldkit::cuda::detail::check_cuda;
+
+constexpr int kThreads = 256;
+constexpr std::int64_t kLongMin = std::int64_t{1} << 16;  // longer segments go to long_kernel
+constexpr int kChunk = 1 << 16;                           // long_kernel's elements a block
+constexpr int kChunkVectorsPerThread = kChunk / 4 / kThreads;
+constexpr int kLongLoadsInFlight = 8;
+static_assert(kChunkVectorsPerThread % kLongLoadsInFlight == 0);
+
+__device__ __forceinline__ float4 load_stream(const float4* p) { return __ldcs(p); }
+
+// Adds x's elements whose positions (relative to the segment's first element: r, r + 1, ...)
+// lie in [0, len), in order; the others are skipped, not added as zeros (acc keeps its bits).
+__device__ __forceinline__ void add_inside(float& acc, const float4& x, int r, unsigned len) {
+  if (static_cast<unsigned>(r) < len) acc += x.x;
+  if (static_cast<unsigned>(r + 1) < len) acc += x.y;
+  if (static_cast<unsigned>(r + 2) < len) acc += x.z;
+  if (static_cast<unsigned>(r + 3) < len) acc += x.w;
+}
+
+template <int G, int U>
+__global__ void __launch_bounds__(kThreads) group_kernel(const float* __restrict__ in, const std::int64_t* __restrict__ off,
+                                                         std::int64_t S, float* __restrict__ out) {
+  constexpr int kPerWarp = 32 / G;  // segments a warp takes at a time
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int g = lane / G, gl = lane % G;
+  const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (kThreads / 32);
+  const float4* v4 = reinterpret_cast<const float4*>(in);
+  for (std::int64_t s0 = warp * kPerWarp; s0 < S; s0 += warps * kPerWarp) {
+    // Offsets s0 .. s0 + kPerWarp (clamped to S) by the first lanes, then each group's pair.
+    const std::int64_t mine = lane <= kPerWarp && s0 + lane <= S ? off[s0 + lane] : 0;
+    const std::int64_t b = __shfl_sync(0xffffffffu, mine, g);
+    const std::int64_t e = __shfl_sync(0xffffffffu, mine, g + 1);
+    const std::int64_t s = s0 + g;
+    const bool mine_to_write = s < S && e - b <= kLongMin;
+    const unsigned len = mine_to_write && e > b ? static_cast<unsigned>(e - b) : 0u;
+    const std::int64_t q0 = b >> 2;  // the segment's first 16-byte vector
+    const int span = len > 0 ? static_cast<int>(((e + 3) >> 2) - q0) : 0;
+    const int rounds = (span + G - 1) / G;
+    const int warp_rounds = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(rounds));
+    const int r0 = static_cast<int>((q0 << 2) - b);  // vector q0's first element, relative to b (-3 .. 0)
+    float acc = 0.0f;
+    for (int k = 0; k < warp_rounds; k += U) {
+      float4 x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int qi = (k + u) * G + gl;
+        x[u] = qi < span ? load_stream(v4 + q0 + qi) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) add_inside(acc, x[u], r0 + 4 * ((k + u) * G + gl), len);
+    }
+#pragma unroll
+    for (int o = G / 2; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, G);
+    if (gl == 0 && mine_to_write) out[s] = acc;
+  }
+}
+
+// One long segment's chunk c: elements [c * kChunk, (c + 1) * kChunk) of the segment.
+struct LongChunk {
+  std::int64_t segment;  // its index among the layout's segments
+  int long_index;        // its index among the long segments
+  int chunk;             // c
+};
+
+__global__ void __launch_bounds__(kThreads) long_kernel(const float* __restrict__ in, const std::int64_t* __restrict__ off,
+                                                        const LongChunk* __restrict__ chunks, int num_chunks,
+                                                        const int* __restrict__ chunk_base, const int* __restrict__ chunk_count,
+                                                        float* __restrict__ partials, unsigned* __restrict__ tickets,
+                                                        float* __restrict__ out) {
+  __shared__ float red[kThreads / 32];
+  __shared__ bool last;
+  const float4* v4 = reinterpret_cast<const float4*>(in);
+  const int tid = static_cast<int>(threadIdx.x);
+  for (int w = static_cast<int>(blockIdx.x); w < num_chunks; w += static_cast<int>(gridDim.x)) {
+    const LongChunk c = chunks[w];
+    const std::int64_t b = off[c.segment], e = off[c.segment + 1];
+    const std::int64_t cb = b + static_cast<std::int64_t>(c.chunk) * kChunk;
+    const std::int64_t ce = cb + kChunk < e ? cb + kChunk : e;
+    const std::int64_t q0 = cb >> 2;
+    const int r0 = static_cast<int>((q0 << 2) - cb);
+    const unsigned len = static_cast<unsigned>(ce - cb);
+    const int span = static_cast<int>(((ce + 3) >> 2) - q0);
+    float acc = 0.0f;
+    for (int i0 = 0; i0 < kChunkVectorsPerThread; i0 += kLongLoadsInFlight) {
+      float4 x[kLongLoadsInFlight];
+#pragma unroll
+      for (int i = 0; i < kLongLoadsInFlight; ++i) {
+        const int qi = (i0 + i) * kThreads + tid;
+        x[i] = qi < span ? load_stream(v4 + q0 + qi) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int i = 0; i < kLongLoadsInFlight; ++i) add_inside(acc, x[i], r0 + 4 * ((i0 + i) * kThreads + tid), len);
+    }
+    // The block's fixed tree.
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((tid & 31) == 0) red[tid >> 5] = acc;
+    __syncthreads();
+    if (tid < 32) {
+      float y = tid < kThreads / 32 ? red[tid] : 0.0f;
+#pragma unroll
+      for (int o = 4; o > 0; o >>= 1) y += __shfl_down_sync(0xffffffffu, y, o);
+      if (tid == 0) {
+        partials[chunk_base[c.long_index] + c.chunk] = y;
+        __threadfence();
+        last = atomicAdd(&tickets[c.long_index], 1u) == static_cast<unsigned>(chunk_count[c.long_index] - 1);
+      }
+    }
+    __syncthreads();
+    if (last) {
+      // The segment's chunk sums in chunk order: thread t folds chunks t, t + kThreads, ..., then
+      // the same fixed tree.
+      __threadfence();
+      const float* p = partials + chunk_base[c.long_index];
+      const int n = chunk_count[c.long_index];
+      float z = 0.0f;
+      for (int i = tid; i < n; i += kThreads) z += __ldcg(p + i);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) z += __shfl_down_sync(0xffffffffu, z, o);
+      if ((tid & 31) == 0) red[tid >> 5] = z;
+      __syncthreads();
+      if (tid < 32) {
+        float y = tid < kThreads / 32 ? red[tid] : 0.0f;
+#pragma unroll
+        for (int o = 4; o > 0; o >>= 1) y += __shfl_down_sync(0xffffffffu, y, o);
+        if (tid == 0) {
+          out[c.segment] = y;
+          tickets[c.long_index] = 0u;  // for the next call
+        }
+      }
+    }
+    __syncthreads();  // red and last are reused by the next chunk
+  }
+}
+
+template <class T>
+T* device_copy(const std::vector<T>& v) {
+  T* d = nullptr;
+  check_cuda(cudaMalloc(&d, std::max<std::size_t>(v.size(), 1) * sizeof(T)), "cudaMalloc");
+  if (!v.empty()) check_cuda(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+  return d;
+}
+
+struct Row {
+  std::string what;
+  fkbench::Call call;
+  std::string check;
+  fkbench::Timing timing;
+};
+
+int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
+  const std::vector<std::int64_t> offsets = fkbench::axes::segment_offsets(layout);
+  const std::int64_t S = static_cast<std::int64_t>(offsets.size()) - 1;
+  const std::int64_t n = offsets.back();
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  std::printf("\n== %s: %lld segments, %lld floats (%.1f MiB)\n", fkbench::axes::segments_text(layout).c_str(),
+              static_cast<long long>(S), static_cast<long long>(n), bytes / 1048576.0);
+  fkbench::LaunchGate gate;
+  fkbench::InputPool pool;
+  pool.prepare(foldkit::DType::f32, n, 4242, s);
+  std::int64_t* d_off = device_copy(offsets);
+  float* d_out = nullptr;
+  unsigned* d_sink = nullptr;
+  check_cuda(cudaMalloc(&d_out, static_cast<std::size_t>(S) * sizeof(float)), "cudaMalloc");
+  check_cuda(cudaMalloc(&d_sink, 64), "cudaMalloc");
+
+  // The long segments and their chunks (host-built here: see the header).
+  std::vector<LongChunk> chunks;
+  std::vector<int> chunk_base, chunk_count;
+  for (std::int64_t i = 0; i < S; ++i) {
+    const std::int64_t len = offsets[static_cast<std::size_t>(i) + 1] - offsets[static_cast<std::size_t>(i)];
+    if (len <= kLongMin) continue;
+    const int count = static_cast<int>((len + kChunk - 1) / kChunk);
+    chunk_base.push_back(static_cast<int>(chunks.size()));
+    chunk_count.push_back(count);
+    for (int c = 0; c < count; ++c) chunks.push_back({i, static_cast<int>(chunk_count.size()) - 1, c});
+  }
+  const int num_chunks = static_cast<int>(chunks.size());
+  LongChunk* d_chunks = device_copy(chunks);
+  int* d_base = device_copy(chunk_base);
+  int* d_count = device_copy(chunk_count);
+  float* d_partials = nullptr;
+  unsigned* d_tickets = nullptr;
+  check_cuda(cudaMalloc(&d_partials, std::max(num_chunks, 1) * sizeof(float)), "cudaMalloc");
+  check_cuda(cudaMalloc(&d_tickets, std::max<std::size_t>(chunk_count.size(), 1) * sizeof(unsigned)), "cudaMalloc");
+  check_cuda(cudaMemset(d_tickets, 0, std::max<std::size_t>(chunk_count.size(), 1) * sizeof(unsigned)), "cudaMemset");
+  std::printf("   %zu segments longer than %lld (%d chunks of %d); inputs: %s\n", chunk_count.size(),
+              static_cast<long long>(kLongMin), num_chunks, kChunk, pool.memory_text().c_str());
+
+  // The reference: every segment of copy 0 in double, and the sum of its |x| for the tolerance.
+  std::vector<float> host(static_cast<std::size_t>(n));
+  check_cuda(cudaMemcpy(host.data(), pool.copy(0), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::vector<double> want(static_cast<std::size_t>(S)), scale(static_cast<std::size_t>(S));
+  for (std::int64_t i = 0; i < S; ++i) {
+    double sum = 0, mag = 0;
+    for (std::int64_t j = offsets[static_cast<std::size_t>(i)]; j < offsets[static_cast<std::size_t>(i) + 1]; ++j) {
+      sum += host[static_cast<std::size_t>(j)];
+      mag += std::fabs(host[static_cast<std::size_t>(j)]);
+    }
+    want[static_cast<std::size_t>(i)] = sum;
+    scale[static_cast<std::size_t>(i)] = std::max(mag, 1e-30);
+  }
+  std::vector<float> got(static_cast<std::size_t>(S));
+  auto check = [&](const fkbench::Call& call) {
+    check_cuda(cudaMemsetAsync(d_out, 0xFF, got.size() * sizeof(float), s), "cudaMemsetAsync");  // poison
+    call(pool.copy(0));
+    check_cuda(cudaStreamSynchronize(s), "sync");
+    check_cuda(cudaMemcpy(got.data(), d_out, got.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    std::int64_t bad = 0, first = -1;
+    for (std::int64_t i = 0; i < S; ++i) {
+      const double err = std::fabs(got[static_cast<std::size_t>(i)] - want[static_cast<std::size_t>(i)]) / scale[static_cast<std::size_t>(i)];
+      if (!(err <= 1e-5)) {
+        if (first < 0) first = i;
+        ++bad;
+      }
+    }
+    if (bad == 0) return std::string("ok");
+    return "WRONG: " + std::to_string(bad) + " segments, first " + std::to_string(first);
+  };
+
+  fkbench::TimingPlan tp;
+  tp.reps_median = 30;
+  tp.reps_batch = 60;
+  fkbench::CeilingVariant best{};
+  double best_us = 1e30;
+  for (const fkbench::CeilingVariant& v : fkbench::ceiling_variants()) {
+    const fkbench::Timing t = fkbench::time_calls(tp, s, pool, &gate, [&, v](const void* in) {
+      fkbench::launch_read_ceiling(in, bytes, v, gpu.sm_count, d_sink, 0x9e3779b9u, s);
+    });
+    if (t.median_us < best_us) {
+      best_us = t.median_us;
+      best = v;
+    }
+  }
+
+  std::vector<Row> rows;
+  auto add = [&](std::string what, fkbench::Call call) {
+    std::string c = check(call);
+    rows.push_back({std::move(what), std::move(call), std::move(c), {}});
+  };
+  add("library: foldkit::cuda::segmented_reduce", [&](const void* in) {
+    foldkit::cuda::segmented_reduce(foldkit::ReduceOp::sum, foldkit::DType::f32, in, n, d_off, S, d_out, s);
+  });
+  auto launch_long = [&, num_chunks](const void* in) {
+    if (num_chunks == 0) return;
+    const unsigned grid = static_cast<unsigned>(std::min(num_chunks, gpu.sm_count * 8));
+    long_kernel<<<grid, kThreads, 0, s>>>(static_cast<const float*>(in), d_off, d_chunks, num_chunks, d_base, d_count,
+                                          d_partials, d_tickets, d_out);
+    check_cuda(cudaGetLastError(), "long_kernel launch");
+  };
+  auto group_row = [&](auto g_tag, auto u_tag, int blocks_per_sm) {
+    constexpr int G = decltype(g_tag)::value;
+    constexpr int U = decltype(u_tag)::value;
+    const unsigned grid = static_cast<unsigned>(gpu.sm_count * blocks_per_sm);
+    add("group G=" + std::to_string(G) + " U=" + std::to_string(U) + ", " + std::to_string(blocks_per_sm) + " blocks/SM" +
+            (num_chunks > 0 ? " + long" : ""),
+        [&, grid, launch_long](const void* in) {
+          group_kernel<G, U><<<grid, kThreads, 0, s>>>(static_cast<const float*>(in), d_off, S, d_out);
+          check_cuda(cudaGetLastError(), "group_kernel launch");
+          launch_long(in);
+        });
+  };
+  using G4 = std::integral_constant<int, 4>;
+  using G8 = std::integral_constant<int, 8>;
+  using G16 = std::integral_constant<int, 16>;
+  using U1 = std::integral_constant<int, 1>;
+  using U2 = std::integral_constant<int, 2>;
+  using U4 = std::integral_constant<int, 4>;
+  group_row(G8{}, U2{}, 8);
+  group_row(G8{}, U4{}, 8);
+  group_row(G8{}, U1{}, 8);
+  group_row(G16{}, U2{}, 8);
+  group_row(G4{}, U2{}, 8);
+  group_row(G4{}, U4{}, 8);
+  group_row(G8{}, U2{}, 4);
+
+  std::vector<fkbench::Call> calls{[&, best](const void* in) {
+    fkbench::launch_read_ceiling(in, bytes, best, gpu.sm_count, d_sink, 0x9e3779b9u, s);
+  }};
+  for (const Row& r : rows) calls.push_back(r.call);
+  const std::vector<fkbench::Timing> times = fkbench::time_interleaved(tp, s, pool, &gate, calls);
+  const fkbench::Timing ceiling = times[0];
+  std::printf("\n  %-48s %10s %10s %8s %7s  %s\n", "kernel", "median us", "batch us", "% ceil", "vs lib", "check");
+  std::printf("  %-48s %10.2f %10.2f %8s %7s  -   (%s)\n", "ceiling: streaming read", ceiling.median_us, ceiling.batch_us,
+              "100.0", "-", fkbench::describe(best).c_str());
+  int bad = 0;
+  const double lib_us = times[1].median_us;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const fkbench::Timing& t = times[i + 1];
+    bad += rows[i].check == "ok" ? 0 : 1;
+    std::printf("  %-48s %10.2f %10.2f %8.1f %7.3f  %s%s\n", rows[i].what.c_str(), t.median_us, t.batch_us,
+                100.0 * ceiling.median_us / t.median_us, t.median_us / lib_us, rows[i].check.c_str(),
+                t.error.empty() ? "" : (" ERROR " + t.error).c_str());
+  }
+  for (void* p : {static_cast<void*>(d_off), static_cast<void*>(d_out), static_cast<void*>(d_sink), static_cast<void*>(d_chunks),
+                  static_cast<void*>(d_base), static_cast<void*>(d_count), static_cast<void*>(d_partials),
+                  static_cast<void*>(d_tickets)})
+    cudaFree(p);
+  return bad;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int only = argc > 1 ? std::atoi(argv[1]) : -1;
+  if (argc > 2 || (argc > 1 && only != 0 && only != 1)) {
+    std::fprintf(stderr, "usage: foldkit-seg-group-probe [0|1]   (0: 2^22 segments of 0-128, 1: the power-law mix)\n");
+    return 2;
+  }
+  const fkbench::GpuInfo gpu = fkbench::query_gpu();
+  std::printf("foldkit-seg-group-probe on %s\n", fkbench::describe(gpu).c_str());
+  cudaStream_t s = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  int bad = 0;
+  for (int layout = 0; layout < 2; ++layout)
+    if (only < 0 || only == layout) bad += run_layout(layout, gpu, s);
+  cudaStreamDestroy(s);
+  return bad == 0 ? 0 : 1;
+}
