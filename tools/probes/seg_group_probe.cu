@@ -84,17 +84,20 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const float* __restrict
     const int span = len > 0 ? static_cast<int>(((e + 3) >> 2) - q0) : 0;
     const int rounds = (span + G - 1) / G;
     const int warp_rounds = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(rounds));
-    const int r0 = static_cast<int>((q0 << 2) - b);  // vector q0's first element, relative to b (-3 .. 0)
+    // This lane's vectors: gl, gl + G, ... of the segment's; r: the first one's first element,
+    // relative to b (vector q0's is -3 .. 0).
+    const float4* p = v4 + q0 + gl;
+    const int r = static_cast<int>((q0 << 2) - b) + 4 * gl;
     float acc = 0.0f;
     for (int k = 0; k < warp_rounds; k += U) {
       float4 x[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int qi = (k + u) * G + gl;
-        x[u] = qi < span ? load_stream(v4 + q0 + qi) : make_float4(0.f, 0.f, 0.f, 0.f);
+        x[u] = qi < span ? load_stream(p + (k + u) * G) : make_float4(0.f, 0.f, 0.f, 0.f);
       }
 #pragma unroll
-      for (int u = 0; u < U; ++u) add_inside(acc, x[u], r0 + 4 * ((k + u) * G + gl), len);
+      for (int u = 0; u < U; ++u) add_inside(acc, x[u], r + 4 * G * (k + u), len);
     }
 #pragma unroll
     for (int o = G / 2; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, G);
