@@ -37,6 +37,7 @@
 
 #include "axes_common.hpp"
 #include "ceiling_kernel.hpp"
+#include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "timing.hpp"
@@ -117,10 +118,11 @@ __global__ void __launch_bounds__(kThreads) long_kernel(const float* __restrict_
                                                         const int* __restrict__ chunk_base, const int* __restrict__ chunk_count,
                                                         float* __restrict__ partials, unsigned* __restrict__ tickets,
                                                         float* __restrict__ out) {
-  __shared__ float red[kThreads / 32];
+  __shared__ foldkit::cuda::BlockReduceStorage<float> red;
   __shared__ bool last;
   const float4* v4 = reinterpret_cast<const float4*>(in);
   const int tid = static_cast<int>(threadIdx.x);
+  const auto add = [](float a, float b) { return a + b; };
   for (int w = static_cast<int>(blockIdx.x); w < num_chunks; w += static_cast<int>(gridDim.x)) {
     const LongChunk c = chunks[w];
     const std::int64_t b = off[c.segment], e = off[c.segment + 1];
@@ -141,20 +143,12 @@ __global__ void __launch_bounds__(kThreads) long_kernel(const float* __restrict_
 #pragma unroll
       for (int i = 0; i < kLongLoadsInFlight; ++i) add_inside(acc, x[i], r0 + 4 * ((i0 + i) * kThreads + tid), len);
     }
-    // The block's fixed tree.
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
-    if ((tid & 31) == 0) red[tid >> 5] = acc;
-    __syncthreads();
-    if (tid < 32) {
-      float y = tid < kThreads / 32 ? red[tid] : 0.0f;
-#pragma unroll
-      for (int o = 4; o > 0; o >>= 1) y += __shfl_down_sync(0xffffffffu, y, o);
-      if (tid == 0) {
-        partials[chunk_base[c.long_index] + c.chunk] = y;
-        __threadfence();
-        last = atomicAdd(&tickets[c.long_index], 1u) == static_cast<unsigned>(chunk_count[c.long_index] - 1);
-      }
+    // The library's block_reduce: a fixed tree (thread 0 gets the sum).
+    const float y = foldkit::cuda::block_reduce(acc, add, 0.0f, red);
+    if (tid == 0) {
+      partials[chunk_base[c.long_index] + c.chunk] = y;
+      __threadfence();
+      last = atomicAdd(&tickets[c.long_index], 1u) == static_cast<unsigned>(chunk_count[c.long_index] - 1);
     }
     __syncthreads();
     if (last) {
@@ -165,18 +159,11 @@ __global__ void __launch_bounds__(kThreads) long_kernel(const float* __restrict_
       const int n = chunk_count[c.long_index];
       float z = 0.0f;
       for (int i = tid; i < n; i += kThreads) z += __ldcg(p + i);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) z += __shfl_down_sync(0xffffffffu, z, o);
-      if ((tid & 31) == 0) red[tid >> 5] = z;
-      __syncthreads();
-      if (tid < 32) {
-        float y = tid < kThreads / 32 ? red[tid] : 0.0f;
-#pragma unroll
-        for (int o = 4; o > 0; o >>= 1) y += __shfl_down_sync(0xffffffffu, y, o);
-        if (tid == 0) {
-          out[c.segment] = y;
-          tickets[c.long_index] = 0u;  // for the next call
-        }
+      __syncthreads();  // red is reused
+      const float total = foldkit::cuda::block_reduce(z, add, 0.0f, red);
+      if (tid == 0) {
+        out[c.segment] = total;
+        tickets[c.long_index] = 0u;  // for the next call
       }
     }
     __syncthreads();  // red and last are reused by the next chunk
