@@ -18,7 +18,8 @@
 #  rounds each on this one machine; tools/probes/compare_reduce_ab.py compares them into ab.txt.)
 # (ab-axes: the same with `foldkit-bench axes --only "$AB_ONLY"`; tools/probes/compare_axes_ab.py, into ab-axes.txt.)
 # (ab-patches: this tree against itself with each of AB_PATCHES applied, built incrementally; AB_ONLY, AB_ROUNDS,
-#  AB_PATCH_TESTS (a gtest filter run on each variant); into ab-patch-K.txt.)
+#  AB_PATCH_TESTS (a gtest filter run on each variant); into ab-patch-K.txt. AB_PLANTS, AB_PLANT_TESTS: planted
+#  bugs as patches, each built the same way and tested, never benched: "caught" or "NOT CAUGHT".)
 # Env: SCAN_ARGS (e.g. --sweep), BENCH_ARGS, SWEEP_ARGS (e.g. --dtypes f32), LADDER_ARGS, CTEST_ARGS (e.g. -E ^ladder/),
 #      SCAN_REPEAT (runs of the scan step), TEST_TIMEOUT (seconds per ctest test), SKIP_LADDER_SANITIZE=1 (sanitize: library only),
 #      BUILD_TARGETS (e.g. "foldkit-trace": build only those), TRACE_CASES, SCAN_TRACE_CASES, SCAN_TRACE_CALLS, SCAN_TRACE_BINS.
@@ -187,7 +188,11 @@ if has ab-patches; then
   # patch touches recompiles: no second full build), then `foldkit-bench axes --only "$AB_ONLY"`
   # of the tree and the variants alternately, AB_ROUNDS rounds; each variant compared with the
   # tree into ab-patch-K.txt. AB_PATCH_TESTS: a gtest filter each variant's foldkit_gpu_tests runs.
-  stamp "ab-patches (this tree and ${AB_PATCHES:?AB_PATCHES: patch files}, alternately)"
+  # AB_PLANTS: patches that plant a bug, each built the same way (foldkit_gpu_tests only, ~80 s
+  # against planted_bug.sh's own build folder's ~170 s) and tested with AB_PLANT_TESTS, which must
+  # fail ("caught"; "NOT CAUGHT" fails the step); never benched.
+  stamp "ab-patches (this tree against: ${AB_PATCHES:-no variant}; plants: ${AB_PLANTS:-none})"
+  [ -n "${AB_PATCHES:-}${AB_PLANTS:-}" ] || { echo "ab-patches: give AB_PATCHES or AB_PLANTS"; exit 1; }
   vdir=/tmp/foldkit-ab-variants
   rm -rf "$vdir" && mkdir -p "$vdir"
   bench_bin=$BUILD/tools/bench/foldkit-bench
@@ -195,7 +200,7 @@ if has ab-patches; then
   targets=(foldkit-bench)
   [ -n "${AB_PATCH_TESTS:-}" ] && targets+=(foldkit_gpu_tests)
   k=0
-  for patch_file in $AB_PATCHES; do
+  for patch_file in ${AB_PATCHES:-}; do
     k=$((k + 1))
     echo "variant $k: $patch_file"
     if ! git apply -p1 "$patch_file"; then
@@ -218,13 +223,39 @@ if has ab-patches; then
     fi
     git apply -R -p1 "$patch_file" || { echo "PATCH $patch_file DOES NOT REVERT"; status=1; break; }
   done
-  # This tree's binaries again (the reverted sources are newer than the variant's objects).
+  p=0
+  for plant in ${AB_PLANTS:-}; do
+    p=$((p + 1))
+    echo "plant $p: $plant"
+    if ! git apply -p1 "$plant"; then
+      echo "PLANT $plant DOES NOT APPLY"; status=1; continue
+    fi
+    source_hashes > "$hashes"  # (as for the variants above)
+    if timeout 500 cmake --build "$BUILD" -j16 --target foldkit_gpu_tests > "$OUT/ab-plant-$p-build.log" 2>&1; then
+      timeout 400 "$(gpu_test_binary)" --gtest_filter="${AB_PLANT_TESTS:?AB_PLANT_TESTS: the tests that must catch the plants}" \
+        > "$OUT/ab-plant-$p-tests.log" 2>&1
+      rc=$?
+      if [ "$rc" -eq 0 ]; then
+        echo "NOT CAUGHT: $plant"; status=1
+      elif [ "$rc" -eq 124 ] || ! grep -q "FAILED  \]" "$OUT/ab-plant-$p-tests.log"; then
+        echo "NO VERDICT (rc $rc, no failed test): $plant"; status=1
+      else
+        echo "caught: $plant"
+        grep "FAILED  \]" "$OUT/ab-plant-$p-tests.log" | sort -u | head -5
+      fi
+    else
+      tail -20 "$OUT/ab-plant-$p-build.log"; echo "PLANT $p BUILD FAILED"; status=1
+    fi
+    git apply -R -p1 "$plant" || { echo "PLANT $plant DOES NOT REVERT"; status=1; break; }
+  done
+  # This tree's binaries again (the reverted sources are newer than the variants' objects).
+  [ "$p" -gt 0 ] && targets+=(foldkit_gpu_tests)
   if timeout 500 cmake --build "$BUILD" -j16 --target "${targets[@]}" > "$OUT/ab-patch-restore.log" 2>&1; then
     source_hashes > "$hashes"
   else
     status=1
   fi
-  for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+  [ "$k" -gt 0 ] && for r in $(seq 1 "${AB_ROUNDS:-2}"); do
     for i in $(seq 0 "$k"); do
       [ -x "$vdir/bench-$i" ] || continue
       timeout 300 "$vdir/bench-$i" axes --only "${AB_ONLY:?AB_ONLY: the cases}" --csv "$OUT/ab-patch-run-$i-$r.csv" > /dev/null 2>&1 || status=1
