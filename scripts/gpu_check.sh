@@ -7,7 +7,7 @@
 # (axes: foldkit-bench axes (tensors along axes, segmented sums; issue #22) into axes-gpu.csv, then PyTorch on the
 #  same cases (scripts/torch_axes.py --foldkit: foldkit/torch per case) into axes-torch.csv, then
 #  foldkit-bench axes --backend cpu into axes-cpu.csv (AXES_SKIP_CPU=1: not); one log, axes.txt. AXES_ARGS (e.g. --quick), TORCH_AXES_ARGS.)
-# (ncu-axes: ncu sections of foldkit's kernel in a few axes cases (NCU_CASES), into ncu-axes.txt.)
+# (ncu-axes: ncu sections (NCU_SECTIONS: ncu's --section options) of foldkit's kernel in a few axes cases (NCU_CASES), into ncu-axes.txt.)
 # (axes-sweep: foldkit-bench axes --sweep, the column-scan tile geometries, into axes-sweep.csv / axes-sweep.txt; AXES_SWEEP_ARGS.)
 # (copyprobe: foldkit-copy-probe, copy kernels against cudaMemcpyAsync, COPY_PROBE_MIB sizes.)
 # (trace: foldkit-trace, the reduction kernel's timeline, for each of TRACE_CASES "CASE N"; "launch-ab N" and "floor N" too.)
@@ -330,10 +330,10 @@ if has ncu-axes; then
   for e in "${entries[@]}"; do
     echo "######## $e" >> "$OUT/ncu-axes.txt"
     timeout 240 ncu --clock-control none --cache-control none -k "regex:${e#*@}" --launch-skip 10 --launch-count 2 \
-      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      ${NCU_SECTIONS:---section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section SchedulerStats} \
       "$BUILD/tools/bench/foldkit-bench" axes --only "${e%@*}" >> "$OUT/ncu-axes.txt" 2>&1 || status=1
   done
-  grep -E "^######## |Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Stall Long Scoreboard|Issue Slots Busy|^  [a-z_]+_kernel" "$OUT/ncu-axes.txt" | head -120
+  grep -E "^######## |Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Stall Long Scoreboard|Issue Slots Busy|Issued Ipc|No Eligible|^  [a-z_]+_kernel" "$OUT/ncu-axes.txt" | head -140
 fi
 if has axes-sweep; then
   stamp "axes-sweep (foldkit-bench axes --sweep: the column-scan tile geometries on cumsum over dim 0)"
