@@ -37,6 +37,7 @@
 
 #include "axes_common.hpp"
 #include "ceiling_kernel.hpp"
+#include "common/segmented_prepare.hpp"  // the offsets' rule
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/dispatch/runtime.hpp"
@@ -64,10 +65,40 @@ __device__ __forceinline__ void add_inside(float& acc, const float4& x, int r, u
   if (static_cast<unsigned>(r + 3) < len) acc += x.w;
 }
 
-template <int G, int U>
+// The validation a library call needs before it writes anything (offsets in [0, n], never
+// decreasing: the library's own rule, common/segmented_prepare.hpp): one pass over the offsets,
+// two a thread from one 16-byte load and the next one; a bad pair sets *flag to this call's token
+// (a token a call, so that no memset has to clear the flag between calls).
+__global__ void __launch_bounds__(kThreads) validate_kernel(const std::int64_t* __restrict__ off, std::int64_t S,
+                                                            std::int64_t n, unsigned* flag, unsigned token) {
+  const std::int64_t pairs = (S + 2) / 2;  // offsets 0 .. S, two a thread
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < pairs;
+       k += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const std::int64_t i = 2 * k;
+    std::int64_t v0, v1 = 0, v2 = 0;
+    if (i + 1 <= S) {
+      const longlong2 two = reinterpret_cast<const longlong2*>(off)[k];
+      v0 = two.x, v1 = two.y;
+    } else {
+      v0 = off[i];
+    }
+    if (i + 2 <= S) v2 = off[i + 2];
+    const bool bad = foldkit::detail::bad_offset(v0, i < S, v1, n) ||
+                     (i + 1 <= S && foldkit::detail::bad_offset(v1, i + 1 < S, v2, n));
+    if (bad) *flag = token;
+  }
+}
+
+// kValidated: the call ran validate_kernel first; every warp reads the flag before it reads
+// anything else and leaves if this call's offsets are bad (stream order makes the flag final).
+template <int G, int U, bool kValidated = false>
 __global__ void __launch_bounds__(kThreads) group_kernel(const float* __restrict__ in, const std::int64_t* __restrict__ off,
-                                                         std::int64_t S, float* __restrict__ out) {
+                                                         std::int64_t S, float* __restrict__ out,
+                                                         const unsigned* flag = nullptr, unsigned token = 0) {
   constexpr int kPerWarp = 32 / G;  // segments a warp takes at a time
+  if constexpr (kValidated) {
+    if (*flag == token) return;  // (warp-uniform: every lane reads the same word)
+  }
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int g = lane / G, gl = lane % G;
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5;
@@ -200,6 +231,9 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   unsigned* d_sink = nullptr;
   check_cuda(cudaMalloc(&d_out, static_cast<std::size_t>(S) * sizeof(float)), "cudaMalloc");
   check_cuda(cudaMalloc(&d_sink, 64), "cudaMalloc");
+  unsigned* d_flag = nullptr;
+  check_cuda(cudaMalloc(&d_flag, sizeof(unsigned)), "cudaMalloc");
+  check_cuda(cudaMemset(d_flag, 0, sizeof(unsigned)), "cudaMemset");
 
   // The long segments and their chunks (host-built here: see the header).
   std::vector<LongChunk> chunks;
@@ -285,14 +319,22 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
                                           d_partials, d_tickets, d_out);
     check_cuda(cudaGetLastError(), "long_kernel launch");
   };
-  auto group_row = [&](auto g_tag, auto u_tag, int blocks_per_sm) {
+  unsigned token = 0;  // validated calls: this call's token (validate_kernel)
+  auto group_row = [&](auto g_tag, auto u_tag, int blocks_per_sm, auto validated_tag) {
     constexpr int G = decltype(g_tag)::value;
     constexpr int U = decltype(u_tag)::value;
+    constexpr bool kValidated = decltype(validated_tag)::value;
     const unsigned grid = static_cast<unsigned>(gpu.sm_count * blocks_per_sm);
-    add("group G=" + std::to_string(G) + " U=" + std::to_string(U) + ", " + std::to_string(blocks_per_sm) + " blocks/SM" +
-            (num_chunks > 0 ? " + long" : ""),
+    add(std::string(kValidated ? "validation + " : "") + "group G=" + std::to_string(G) + " U=" + std::to_string(U) + ", " +
+            std::to_string(blocks_per_sm) + " blocks/SM" + (num_chunks > 0 ? " + long" : ""),
         [&, grid, launch_long](const void* in) {
-          group_kernel<G, U><<<grid, kThreads, 0, s>>>(static_cast<const float*>(in), d_off, S, d_out);
+          if constexpr (kValidated) {
+            ++token;
+            const unsigned vgrid = static_cast<unsigned>(std::min<std::int64_t>((S + 2) / 2 / kThreads + 1, gpu.sm_count * 8));
+            validate_kernel<<<vgrid, kThreads, 0, s>>>(d_off, S, n, d_flag, token);
+            check_cuda(cudaGetLastError(), "validate_kernel launch");
+          }
+          group_kernel<G, U, kValidated><<<grid, kThreads, 0, s>>>(static_cast<const float*>(in), d_off, S, d_out, d_flag, token);
           check_cuda(cudaGetLastError(), "group_kernel launch");
           launch_long(in);
         });
@@ -303,13 +345,18 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   using U1 = std::integral_constant<int, 1>;
   using U2 = std::integral_constant<int, 2>;
   using U4 = std::integral_constant<int, 4>;
-  group_row(G8{}, U2{}, 8);
-  group_row(G8{}, U4{}, 8);
-  group_row(G8{}, U1{}, 8);
-  group_row(G16{}, U2{}, 8);
-  group_row(G4{}, U2{}, 8);
-  group_row(G4{}, U4{}, 8);
-  group_row(G8{}, U2{}, 4);
+  using Plain = std::false_type;
+  using Validated = std::true_type;
+  group_row(G8{}, U2{}, 8, Plain{});
+  group_row(G8{}, U4{}, 8, Plain{});
+  group_row(G8{}, U1{}, 8, Plain{});
+  group_row(G16{}, U2{}, 8, Plain{});
+  group_row(G4{}, U2{}, 8, Plain{});
+  group_row(G4{}, U4{}, 8, Plain{});
+  group_row(G8{}, U2{}, 4, Plain{});
+  // As a library call would run: the offsets validated first (one more pass over them).
+  group_row(G8{}, U2{}, 8, Validated{});
+  group_row(G4{}, U4{}, 8, Validated{});
 
   std::vector<fkbench::Call> calls{[&, best](const void* in) {
     fkbench::launch_read_ceiling(in, bytes, best, gpu.sm_count, d_sink, 0x9e3779b9u, s);
@@ -331,7 +378,7 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   }
   for (void* p : {static_cast<void*>(d_off), static_cast<void*>(d_out), static_cast<void*>(d_sink), static_cast<void*>(d_chunks),
                   static_cast<void*>(d_base), static_cast<void*>(d_count), static_cast<void*>(d_partials),
-                  static_cast<void*>(d_tickets)})
+                  static_cast<void*>(d_tickets), static_cast<void*>(d_flag)})
     cudaFree(p);
   return bad;
 }
