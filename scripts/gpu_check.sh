@@ -48,8 +48,9 @@ gpu_test_binary() { find "$BUILD/tests" -maxdepth 1 -name 'foldkit_gpu_tests' -t
 # The sources' contents, the record of what the build folder last built (the build step below).
 hashes="$BUILD/.source-sha1"
 source_hashes() {
-  find CMakeLists.txt cmake include src tools tests python -type f \( -name '*.c*' -o -name '*.h*' -o -name 'CMakeLists.txt' \) 2>/dev/null \
-    | sort | xargs sha1sum
+  local roots=() r
+  for r in CMakeLists.txt cmake include src tools tests python; do [ -e "$r" ] && roots+=("$r"); done
+  find "${roots[@]}" -type f \( -name '*.c*' -o -name '*.h*' -o -name 'CMakeLists.txt' \) | sort | xargs sha1sum
 }
 
 # The whole-array scans past one wave of tiles (~2.2M 4-byte elements on an H100), and past the
@@ -193,6 +194,18 @@ if has ab-patches; then
   # fail ("caught"; "NOT CAUGHT" fails the step); never benched.
   stamp "ab-patches (this tree against: ${AB_PATCHES:-no variant}; plants: ${AB_PLANTS:-none})"
   [ -n "${AB_PATCHES:-}${AB_PLANTS:-}" ] || { echo "ab-patches: give AB_PATCHES or AB_PLANTS"; exit 1; }
+  # Applies a variant's patch (git apply -p1). The build folder's record names the variant's
+  # sources from here until the tree's objects are back (the restore below): a call cut short in
+  # between leaves variant objects, and the next call's tree arrives with its own, older times,
+  # which ninja alone takes for up to date (2026-11-29: a call cut short in the restore left the
+  # planted unreset slot of its third variant in the library, and the next call's axes table
+  # failed 3 result checks with it).
+  apply_variant() {
+    if ! git apply -p1 "$1"; then
+      echo "PATCH $1 DOES NOT APPLY"; status=1; return 1
+    fi
+    source_hashes > "$hashes"
+  }
   vdir=/tmp/foldkit-ab-variants
   rm -rf "$vdir" && mkdir -p "$vdir"
   bench_bin=$BUILD/tools/bench/foldkit-bench
@@ -203,15 +216,7 @@ if has ab-patches; then
   for patch_file in ${AB_PATCHES:-}; do
     k=$((k + 1))
     echo "variant $k: $patch_file"
-    if ! git apply -p1 "$patch_file"; then
-      echo "PATCH $patch_file DOES NOT APPLY"; status=1; continue
-    fi
-    # The build folder's record names the variant's sources from here until the tree's objects
-    # are back (the restore below): a call cut short in between leaves variant objects, and the
-    # next call's tree arrives with its own, older times, which ninja alone takes for up to date
-    # (2026-11-29: a call cut short in the restore left the planted unreset slot of its third
-    # variant in the library, and the next call's axes table failed 3 result checks with it).
-    source_hashes > "$hashes"
+    apply_variant "$patch_file" || continue
     if timeout 500 cmake --build "$BUILD" -j16 --target "${targets[@]}" > "$OUT/ab-patch-$k-build.log" 2>&1; then
       cp "$bench_bin" "$vdir/bench-$k"
       if [ -n "${AB_PATCH_TESTS:-}" ]; then
@@ -227,10 +232,7 @@ if has ab-patches; then
   for plant in ${AB_PLANTS:-}; do
     p=$((p + 1))
     echo "plant $p: $plant"
-    if ! git apply -p1 "$plant"; then
-      echo "PLANT $plant DOES NOT APPLY"; status=1; continue
-    fi
-    source_hashes > "$hashes"  # (as for the variants above)
+    apply_variant "$plant" || continue
     if timeout 500 cmake --build "$BUILD" -j16 --target foldkit_gpu_tests > "$OUT/ab-plant-$p-build.log" 2>&1; then
       timeout 400 "$(gpu_test_binary)" --gtest_filter="${AB_PLANT_TESTS:?AB_PLANT_TESTS: the tests that must catch the plants}" \
         > "$OUT/ab-plant-$p-tests.log" 2>&1
