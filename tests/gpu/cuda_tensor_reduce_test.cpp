@@ -233,7 +233,8 @@ void outer_split_arg_case(Rng& rng, std::int64_t rows, std::int64_t cols) {
   Stream stream;
   for (ReduceOp op : {ReduceOp::argmax, ReduceOp::argmin}) {
     const bool is_max = op == ReduceOp::argmax;
-    // The two inputs (B shifted away from the extreme) and their references (tensor_reference.hpp).
+    // The two inputs (B: A's rows reversed, shifted away from the extreme) and their references
+    // (tensor_reference.hpp).
     std::vector<T> host[2];
     std::vector<RefAcc> want[2];
     DeviceBuffer d_in[2];

@@ -50,9 +50,7 @@ using foldkit::cuda::detail::check_cuda;
 constexpr int kThreads = 256;
 constexpr std::int64_t kLongMin = std::int64_t{1} << 16;  // longer segments go to long_kernel
 constexpr int kChunk = 1 << 16;                           // long_kernel's elements a block
-constexpr int kChunkVectorsPerThread = kChunk / 4 / kThreads;
-constexpr int kLongLoadsInFlight = 8;
-static_assert(kChunkVectorsPerThread % kLongLoadsInFlight == 0);
+constexpr int kLongLoadsInFlight = 8;  // long_kernel's 16-byte loads in flight a thread
 
 __device__ __forceinline__ float4 load_stream(const float4* p) { return __ldcs(p); }
 
@@ -63,6 +61,28 @@ __device__ __forceinline__ void add_inside(float& acc, const float4& x, int r, u
   if (static_cast<unsigned>(r + 1) < len) acc += x.y;
   if (static_cast<unsigned>(r + 2) < len) acc += x.z;
   if (static_cast<unsigned>(r + 3) < len) acc += x.w;
+}
+
+// Elements [b, b + len) of `in`, read as the aligned 16-byte vectors that cover them: this lane
+// takes the range's vectors lane, lane + stride, ... (`rounds` of them, U loads in flight), and
+// returns the sum of the elements inside, in its order. len 0: nothing read. (rounds must be
+// the same for lanes that shuffle afterwards; vectors past the range are not read.)
+template <int U>
+__device__ __forceinline__ float sum_range(const float4* in, std::int64_t b, unsigned len, int lane, int stride, int rounds) {
+  const std::int64_t q0 = b >> 2;  // the range's first vector
+  const int span = len > 0 ? static_cast<int>(((b + len + 3) >> 2) - q0) : 0;
+  const float4* p = in + q0 + lane;
+  const int r = static_cast<int>((q0 << 2) - b) + 4 * lane;  // lane's first element, relative to b (vector q0's: -3 .. 0)
+  float acc = 0.0f;
+  for (int k = 0; k < rounds; k += U) {
+    float4 x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      x[u] = (k + u) * stride + lane < span ? load_stream(p + (k + u) * stride) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int u = 0; u < U; ++u) add_inside(acc, x[u], r + 4 * stride * (k + u), len);
+  }
+  return acc;
 }
 
 // The validation a library call needs before it writes anything (offsets in [0, n], never
@@ -112,25 +132,9 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const float* __restrict
     const std::int64_t s = s0 + g;
     const bool mine_to_write = s < S && e - b <= kLongMin;
     const unsigned len = mine_to_write && e > b ? static_cast<unsigned>(e - b) : 0u;
-    const std::int64_t q0 = b >> 2;  // the segment's first 16-byte vector
-    const int span = len > 0 ? static_cast<int>(((e + 3) >> 2) - q0) : 0;
-    const int rounds = (span + G - 1) / G;
-    const int warp_rounds = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(rounds));
-    // This lane's vectors: gl, gl + G, ... of the segment's; r: the first one's first element,
-    // relative to b (vector q0's is -3 .. 0).
-    const float4* p = v4 + q0 + gl;
-    const int r = static_cast<int>((q0 << 2) - b) + 4 * gl;
-    float acc = 0.0f;
-    for (int k = 0; k < warp_rounds; k += U) {
-      float4 x[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int qi = (k + u) * G + gl;
-        x[u] = qi < span ? load_stream(p + (k + u) * G) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) add_inside(acc, x[u], r + 4 * G * (k + u), len);
-    }
+    const int span = len > 0 ? static_cast<int>(((e + 3) >> 2) - (b >> 2)) : 0;  // 16-byte vectors
+    const int warp_rounds = __reduce_max_sync(0xffffffffu, static_cast<unsigned>((span + G - 1) / G));
+    float acc = sum_range<U>(v4, b, len, gl, G, warp_rounds);
 #pragma unroll
     for (int o = G / 2; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, G);
     if (gl == 0 && mine_to_write) out[s] = acc;
@@ -159,21 +163,10 @@ __global__ void __launch_bounds__(kThreads) long_kernel(const float* __restrict_
     const std::int64_t b = off[c.segment], e = off[c.segment + 1];
     const std::int64_t cb = b + static_cast<std::int64_t>(c.chunk) * kChunk;
     const std::int64_t ce = cb + kChunk < e ? cb + kChunk : e;
-    const std::int64_t q0 = cb >> 2;
-    const int r0 = static_cast<int>((q0 << 2) - cb);
-    const unsigned len = static_cast<unsigned>(ce - cb);
-    const int span = static_cast<int>(((ce + 3) >> 2) - q0);
-    float acc = 0.0f;
-    for (int i0 = 0; i0 < kChunkVectorsPerThread; i0 += kLongLoadsInFlight) {
-      float4 x[kLongLoadsInFlight];
-#pragma unroll
-      for (int i = 0; i < kLongLoadsInFlight; ++i) {
-        const int qi = (i0 + i) * kThreads + tid;
-        x[i] = qi < span ? load_stream(v4 + q0 + qi) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-#pragma unroll
-      for (int i = 0; i < kLongLoadsInFlight; ++i) add_inside(acc, x[i], r0 + 4 * ((i0 + i) * kThreads + tid), len);
-    }
+    // Its 16-byte vectors: kChunk / 4, one more when it starts off a vector's boundary (block-uniform).
+    const int span = static_cast<int>(((ce + 3) >> 2) - (cb >> 2));
+    const float acc =
+        sum_range<kLongLoadsInFlight>(v4, cb, static_cast<unsigned>(ce - cb), tid, kThreads, (span + kThreads - 1) / kThreads);
     // The library's block_reduce: a fixed tree (thread 0 gets the sum).
     const float y = foldkit::cuda::block_reduce(acc, add, 0.0f, red);
     if (tid == 0) {

@@ -135,7 +135,7 @@ constexpr bool outer_unsplit_arg_kernel() { return std::is_same_v<T, float> || s
 inline constexpr int kOuterUnsplitArgMinBlocksPerSm = 3;
 template <class T>
 constexpr int outer_kernel_min_blocks(bool arg, bool split) {
-  return !arg ? kTensorMinBlocksPerSm : !split && outer_unsplit_arg_kernel<T>() ? kOuterUnsplitArgMinBlocksPerSm : kOuterArgMinBlocksPerSm;
+  return arg && !split && outer_unsplit_arg_kernel<T>() ? kOuterUnsplitArgMinBlocksPerSm : outer_min_blocks(arg);
 }
 // Outer, one reduced dim (a pointer walk, fewer registers): loads issued together.
 inline constexpr int kOuterLoadsInFlight = 8;
