@@ -156,7 +156,8 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const float* __restrict
 // B: the blocks an SM that __launch_bounds__ asks for. Without it ptxas keeps registers low by
 // placing the adds of each vector right after its load, so that the next loads wait for it
 // (SASS sm_90: group<8, 4> has 2 of its 4 loads in flight, deep<8, 4, 2> 3 of its 8); with
-// B = 4 all 8 issue first (63 registers).
+// B = 4 all 8 issue first (63 registers). Tying the loads instead (the library's
+// after_all_loads) at B = 6 or 8 spilled 20-136 bytes (ptxas, sm_90): not a row here.
 template <int G, int U, int D, int B, bool kClamp, bool kValidated = false>
 __global__ void __launch_bounds__(kThreads, B) group_deep_kernel(const float* __restrict__ in, const std::int64_t* __restrict__ off,
                                                               std::int64_t S, float* __restrict__ out,
