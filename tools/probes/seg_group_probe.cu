@@ -21,8 +21,10 @@
 //   long         (the power-law layout's 4 segments of 2^24) chunks of kChunk elements, one block
 //                a chunk (16-byte loads, a fixed block tree), the chunk sums in a workspace; the
 //                segment's last chunk to finish (a ticket a segment) folds them in chunk order.
-//                Here the list of long segments and their chunks is built on the host; a library
-//                version would build it on the device, in the validation pass over the offsets.
+//                The list of long segments and their chunks is built on the host for these rows;
+//   validation + list  rows build it on the device, as a library call would: the validation
+//                pass appends each long segment to a list by atomics, and list_chunks_kernel
+//                grid-strides over its chunk slots (the whole call, nothing built on the host).
 // Every kernel is checked against a double reference of every segment (relative to the sum of
 // the segment's |x|); timings are foldkit-bench's gated medians, rivals interleaved call by call,
 // inputs rotated over >= 1 GiB.
@@ -233,6 +235,44 @@ struct LongChunk {
   int chunk;             // c
 };
 
+// Chunk `chunk` of a long segment [b, e): its sum into partials[chunk]; the segment's last chunk
+// to finish (ticket) folds its `count` partials in chunk order into *out and clears the ticket.
+// Block-uniform arguments; red and last are the caller's shared memory.
+__device__ __forceinline__ void sum_chunk(const float4* v4, std::int64_t b, std::int64_t e, int chunk, int count,
+                                          float* partials, unsigned* ticket, float* out,
+                                          foldkit::cuda::BlockReduceStorage<float>& red, bool& last) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const auto add = [](float x, float y) { return x + y; };
+  const std::int64_t cb = b + static_cast<std::int64_t>(chunk) * kChunk;
+  const std::int64_t ce = cb + kChunk < e ? cb + kChunk : e;
+  // Its 16-byte vectors: kChunk / 4, one more when it starts off a vector's boundary (block-uniform).
+  const int span = static_cast<int>(((ce + 3) >> 2) - (cb >> 2));
+  const float acc =
+      sum_range<kLongLoadsInFlight>(v4, cb, static_cast<unsigned>(ce - cb), tid, kThreads, (span + kThreads - 1) / kThreads);
+  // The library's block_reduce: a fixed tree (thread 0 gets the sum).
+  const float y = foldkit::cuda::block_reduce(acc, add, 0.0f, red);
+  if (tid == 0) {
+    partials[chunk] = y;
+    __threadfence();
+    last = atomicAdd(ticket, 1u) == static_cast<unsigned>(count - 1);
+  }
+  __syncthreads();
+  if (last) {
+    // The segment's chunk sums in chunk order: thread t folds chunks t, t + kThreads, ..., then
+    // the same fixed tree.
+    __threadfence();
+    float z = 0.0f;
+    for (int i = tid; i < count; i += kThreads) z += __ldcg(partials + i);
+    __syncthreads();  // red is reused
+    const float total = foldkit::cuda::block_reduce(z, add, 0.0f, red);
+    if (tid == 0) {
+      *out = total;
+      *ticket = 0u;  // for the next call
+    }
+  }
+  __syncthreads();  // red and last are reused by the next chunk
+}
+
 __device__ __forceinline__ void long_chunks(const float* __restrict__ in, const std::int64_t* __restrict__ off,
                                             const LongChunk* __restrict__ chunks, int num_chunks,
                                             const int* __restrict__ chunk_base, const int* __restrict__ chunk_count,
@@ -241,42 +281,82 @@ __device__ __forceinline__ void long_chunks(const float* __restrict__ in, const 
   __shared__ foldkit::cuda::BlockReduceStorage<float> red;
   __shared__ bool last;
   const float4* v4 = reinterpret_cast<const float4*>(in);
-  const int tid = static_cast<int>(threadIdx.x);
-  const auto add = [](float a, float b) { return a + b; };
   for (int w = static_cast<int>(blockIdx.x); w < num_chunks; w += static_cast<int>(gridDim.x)) {
     const LongChunk c = chunks[w];
-    const std::int64_t b = off[c.segment], e = off[c.segment + 1];
-    const std::int64_t cb = b + static_cast<std::int64_t>(c.chunk) * kChunk;
-    const std::int64_t ce = cb + kChunk < e ? cb + kChunk : e;
-    // Its 16-byte vectors: kChunk / 4, one more when it starts off a vector's boundary (block-uniform).
-    const int span = static_cast<int>(((ce + 3) >> 2) - (cb >> 2));
-    const float acc =
-        sum_range<kLongLoadsInFlight>(v4, cb, static_cast<unsigned>(ce - cb), tid, kThreads, (span + kThreads - 1) / kThreads);
-    // The library's block_reduce: a fixed tree (thread 0 gets the sum).
-    const float y = foldkit::cuda::block_reduce(acc, add, 0.0f, red);
-    if (tid == 0) {
-      partials[chunk_base[c.long_index] + c.chunk] = y;
-      __threadfence();
-      last = atomicAdd(&tickets[c.long_index], 1u) == static_cast<unsigned>(chunk_count[c.long_index] - 1);
-    }
-    __syncthreads();
-    if (last) {
-      // The segment's chunk sums in chunk order: thread t folds chunks t, t + kThreads, ..., then
-      // the same fixed tree.
-      __threadfence();
-      const float* p = partials + chunk_base[c.long_index];
-      const int n = chunk_count[c.long_index];
-      float z = 0.0f;
-      for (int i = tid; i < n; i += kThreads) z += __ldcg(p + i);
-      __syncthreads();  // red is reused
-      const float total = foldkit::cuda::block_reduce(z, add, 0.0f, red);
-      if (tid == 0) {
-        out[c.segment] = total;
-        tickets[c.long_index] = 0u;  // for the next call
-      }
-    }
-    __syncthreads();  // red and last are reused by the next chunk
+    sum_chunk(v4, off[c.segment], off[c.segment + 1], c.chunk, chunk_count[c.long_index], partials + chunk_base[c.long_index],
+              &tickets[c.long_index], out + c.segment, red, last);
   }
+}
+
+// The long segments found on the device, as a library call would (no host round trip): the
+// validation pass appends each segment longer than kLongMin to a list by two atomics (its entry,
+// and a run of chunk slots); the entries' order varies from call to call, the bits do not (a
+// chunk's sum and a segment's fold in chunk order do not depend on where they are stored).
+struct LongEntry {
+  std::int64_t segment;
+  int base;   // its first chunk slot
+  int count;  // its chunks
+};
+// counters: [0] entries, [1] chunk slots, [2] the chunk kernel's finished blocks (its last block
+// zeroes all three for the next call).
+__global__ void __launch_bounds__(kThreads) validate_list_kernel(const std::int64_t* __restrict__ off, std::int64_t S,
+                                                                 std::int64_t n, unsigned* flag, unsigned token,
+                                                                 LongEntry* entries, unsigned* counters) {
+  const std::int64_t pairs = (S + 2) / 2;  // offsets 0 .. S, two a thread (as validate_kernel)
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < pairs;
+       k += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const std::int64_t i = 2 * k;
+    std::int64_t v0, v1 = 0, v2 = 0;
+    if (i + 1 <= S) {
+      const longlong2 two = reinterpret_cast<const longlong2*>(off)[k];
+      v0 = two.x, v1 = two.y;
+    } else {
+      v0 = off[i];
+    }
+    if (i + 2 <= S) v2 = off[i + 2];
+    const bool bad = foldkit::detail::bad_offset(v0, i < S, v1, n) ||
+                     (i + 1 <= S && foldkit::detail::bad_offset(v1, i + 1 < S, v2, n));
+    if (bad) {
+      *flag = token;
+      continue;
+    }
+    const auto append = [&](std::int64_t segment, std::int64_t len) {
+      const int count = static_cast<int>((len + kChunk - 1) / kChunk);
+      const unsigned entry = atomicAdd(&counters[0], 1u);
+      const unsigned base = atomicAdd(&counters[1], static_cast<unsigned>(count));
+      entries[entry] = {segment, static_cast<int>(base), count};
+    };
+    if (i < S && v1 - v0 > kLongMin) append(i, v1 - v0);
+    if (i + 1 < S && v2 - v1 > kLongMin) append(i + 1, v2 - v1);
+  }
+}
+
+// The listed segments' chunks, grid-strided over the chunk slots; a slot's entry found by a walk
+// of the list (a probe's shortcut: the list is short here; a library would search a sorted one).
+__global__ void __launch_bounds__(kThreads, 4) list_chunks_kernel(const float* __restrict__ in, const std::int64_t* __restrict__ off,
+                                                                  const LongEntry* __restrict__ entries, unsigned* counters,
+                                                                  float* __restrict__ partials, unsigned* __restrict__ tickets,
+                                                                  float* __restrict__ out, const unsigned* flag, unsigned token) {
+  __shared__ foldkit::cuda::BlockReduceStorage<float> red;
+  __shared__ bool last, last_block;
+  const float4* v4 = reinterpret_cast<const float4*>(in);
+  const bool bad = *flag == token;
+  const int listed = bad ? 0 : static_cast<int>(__ldcg(&counters[0]));
+  const unsigned slots = bad ? 0u : __ldcg(&counters[1]);
+  int e = 0;
+  for (unsigned g = blockIdx.x; g < slots; g += gridDim.x) {
+    while (e < listed && !(static_cast<unsigned>(entries[e].base) <= g && g < static_cast<unsigned>(entries[e].base + entries[e].count)))
+      e = e + 1 < listed ? e + 1 : 0;  // (slots rise with g: the walk resumes where it found the last one)
+    const LongEntry le = entries[e];
+    sum_chunk(v4, off[le.segment], off[le.segment + 1], static_cast<int>(g - le.base), le.count, partials + le.base,
+              &tickets[e], out + le.segment, red, last);
+  }
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last_block = atomicAdd(&counters[2], 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last_block && threadIdx.x == 0) counters[0] = counters[1] = counters[2] = 0u;
 }
 
 // The long chunks as the first run had them (no minimum of blocks: ptxas keeps 32 registers and
@@ -506,6 +586,47 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   group_row(G8{}, U4{}, 8, Validated{});
   group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, Clamp{}, Validated{});
   group_deep_row(I<4>{}, I<2>{}, I<3>{}, I<4>{}, Pred{}, Validated{});
+  // As a library call would run, with the long segments found on the device (validate_list_kernel,
+  // list_chunks_kernel): the whole call's cost, nothing built on the host.
+  const std::int64_t max_entries = n / kLongMin + 1, max_slots = n / kChunk + max_entries;
+  LongEntry* d_entries = nullptr;
+  unsigned *d_counters = nullptr, *d_list_tickets = nullptr;
+  float* d_list_partials = nullptr;
+  check_cuda(cudaMalloc(&d_entries, static_cast<std::size_t>(max_entries) * sizeof(LongEntry)), "cudaMalloc");
+  check_cuda(cudaMalloc(&d_counters, 3 * sizeof(unsigned)), "cudaMalloc");
+  check_cuda(cudaMalloc(&d_list_tickets, static_cast<std::size_t>(max_entries) * sizeof(unsigned)), "cudaMalloc");
+  check_cuda(cudaMalloc(&d_list_partials, static_cast<std::size_t>(max_slots) * sizeof(float)), "cudaMalloc");
+  check_cuda(cudaMemset(d_counters, 0, 3 * sizeof(unsigned)), "cudaMemset");
+  check_cuda(cudaMemset(d_list_tickets, 0, static_cast<std::size_t>(max_entries) * sizeof(unsigned)), "cudaMemset");
+  int list_fit = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&list_fit, list_chunks_kernel, kThreads, 0), "occupancy");
+  auto library_row = [&](auto g_tag, auto u_tag, auto d_tag, auto b_tag, auto clamp_tag) {
+    constexpr int G = decltype(g_tag)::value;
+    constexpr int U = decltype(u_tag)::value;
+    constexpr int D = decltype(d_tag)::value;
+    constexpr int B = decltype(b_tag)::value;
+    constexpr bool kClamp = decltype(clamp_tag)::value;
+    int fit = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, group_deep_kernel<G, U, D, B, kClamp, true>, kThreads, 0), "occupancy");
+    const unsigned grid = static_cast<unsigned>(gpu.sm_count * std::min(fit, 8));
+    const unsigned list_grid = static_cast<unsigned>(gpu.sm_count * list_fit);
+    add("validation + list + deep G=" + std::to_string(G) + " U=" + std::to_string(U) + " D=" + std::to_string(D) +
+            (kClamp ? " clamp" : "") + " + list chunks",
+        [&, grid, list_grid](const void* in) {
+          ++token;
+          const unsigned vgrid = static_cast<unsigned>(std::min<std::int64_t>((S + 2) / 2 / kThreads + 1, gpu.sm_count * 8));
+          validate_list_kernel<<<vgrid, kThreads, 0, s>>>(d_off, S, n, d_flag, token, d_entries, d_counters);
+          check_cuda(cudaGetLastError(), "validate_list_kernel launch");
+          group_deep_kernel<G, U, D, B, kClamp, true><<<grid, kThreads, 0, s>>>(static_cast<const float*>(in), d_off, S, d_out, d_flag, token);
+          check_cuda(cudaGetLastError(), "group_deep_kernel launch");
+          list_chunks_kernel<<<list_grid, kThreads, 0, s>>>(static_cast<const float*>(in), d_off, d_entries, d_counters, d_list_partials,
+                                                            d_list_tickets, d_out, d_flag, token);
+          check_cuda(cudaGetLastError(), "list_chunks_kernel launch");
+        });
+  };
+  library_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, Clamp{});
+  library_row(I<4>{}, I<2>{}, I<3>{}, I<4>{}, Pred{});
+
   // The power-law mix's two parts alone (not checked: each leaves the other's segments unwritten).
   if (num_chunks > 0) {
     add_part("part: long chunks alone (long_kernel)", launch_long);
@@ -539,7 +660,8 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   }
   for (void* p : {static_cast<void*>(d_off), static_cast<void*>(d_out), static_cast<void*>(d_sink), static_cast<void*>(d_chunks),
                   static_cast<void*>(d_base), static_cast<void*>(d_count), static_cast<void*>(d_partials),
-                  static_cast<void*>(d_tickets), static_cast<void*>(d_flag)})
+                  static_cast<void*>(d_tickets), static_cast<void*>(d_flag), static_cast<void*>(d_entries),
+                  static_cast<void*>(d_counters), static_cast<void*>(d_list_tickets), static_cast<void*>(d_list_partials)})
     cudaFree(p);
   return bad;
 }
