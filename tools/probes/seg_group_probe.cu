@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const float* __restrict
 // B: the blocks an SM that __launch_bounds__ asks for. Without it ptxas keeps registers low by
 // placing the adds of each vector right after its load, so that the next loads wait for it
 // (SASS sm_90: group<8, 4> has 2 of its 4 loads in flight, deep<8, 4, 2> 3 of its 8); with
-// B = 4 all 8 issue first (63 registers). Tying the loads instead (the library's
+// B = 3 all 8 issue first (64 registers). Tying the loads instead (the library's
 // after_all_loads) at B = 6 or 8 spilled 20-136 bytes (ptxas, sm_90): not a row here.
 template <int G, int U, int D, int B, bool kClamp, bool kValidated = false>
 __global__ void __launch_bounds__(kThreads, B) group_deep_kernel(const float* __restrict__ in, const std::int64_t* __restrict__ off,
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, B) group_deep_kernel(const float* __
       to_write[d] = s0 + d * kPerWarp + g < S && e - b <= kLongMin;
       len[d] = to_write[d] && e > b ? static_cast<unsigned>(e - b) : 0u;
       span[d] = len[d] > 0 ? static_cast<int>(((e + 3) >> 2) - (b >> 2)) : 0;
-      p[d] = span[d] > 0 ? v4 + (b >> 2) + gl : v4;
+      p[d] = span[d] > gl ? v4 + (b >> 2) + gl : v4;  // (a lane past the segment's vectors: see kClamp)
       r[d] = static_cast<int>(((b >> 2) << 2) - b) + 4 * gl;  // as in sum_range
       rounds = max(rounds, static_cast<unsigned>((span[d] + G - 1) / G));
       // kClamp: the lane's vectors past the segment load its last vector again (every load
@@ -567,24 +567,26 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   group_row(G4{}, U2{}, 8, Plain{});
   group_row(G8{}, U2{}, 8, Plain{});
   // group_deep rows: B chosen so that ptxas issues a step's loads before its adds (SASS sm_90,
-  // loads before the first add: G=8 U=4 D=1 B=6 4 of 4; D=2 B=4 clamped 8 of 8, predicated 6
-  // of 8; D=3 B=3 9 of 12; G=8 U=2 D=2 B=4, G=4 U=2 D=2 B=4 4 of 4; G=4 U=2 D=3 B=4 6 of 6;
-  // G=4 U=4 D=2 B=4 clamped 8 of 8; G=2 U=4 D=1 B=4 4 of 4; no spills). Predicted: on the
+  // loads before the first add: G=8 U=4 D=1 B=6 4 of 4; D=2 B=3 8 of 8 (64 registers, 4 blocks
+  // an SM fit; clamped 71, 3 blocks), clamped at B=4 6 of 8 (63, 4 blocks); D=3 B=3 10 of 12;
+  // G=8 U=2 D=2 B=4, G=4 U=2 D=2 B=4 4 of 4; G=4 U=2 D=3 B=4 6 of 6; G=4 U=4 D=2 B=3 clamped 8
+  // of 8; G=2 U=4 D=1 B=4 4 of 4; no spills). Predicted: on the
   // uniform layout G=8 U=4 D=2 >= 88 % (the rows of the first run: latency-bound); on the
   // power-law mix the short segments' part (2^20 of them, ~15 serial batches a warp at
   // group<4, 2>) shrinks most, the long chunks' stays.
   group_deep_row(I<8>{}, I<4>{}, I<1>{}, I<6>{}, Pred{}, Plain{});
-  group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, Pred{}, Plain{});
+  group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, Pred{}, Plain{});
+  group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, Clamp{}, Plain{});
   group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, Clamp{}, Plain{});
   group_deep_row(I<8>{}, I<4>{}, I<3>{}, I<3>{}, Pred{}, Plain{});
   group_deep_row(I<8>{}, I<2>{}, I<2>{}, I<4>{}, Pred{}, Plain{});
   group_deep_row(I<4>{}, I<2>{}, I<2>{}, I<4>{}, Pred{}, Plain{});
   group_deep_row(I<4>{}, I<2>{}, I<3>{}, I<4>{}, Pred{}, Plain{});
-  group_deep_row(I<4>{}, I<4>{}, I<2>{}, I<4>{}, Clamp{}, Plain{});
+  group_deep_row(I<4>{}, I<4>{}, I<2>{}, I<3>{}, Clamp{}, Plain{});
   group_deep_row(I<2>{}, I<4>{}, I<1>{}, I<4>{}, Pred{}, Plain{});
   // As a library call would run: the offsets validated first (one more pass over them).
   group_row(G8{}, U4{}, 8, Validated{});
-  group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, Clamp{}, Validated{});
+  group_deep_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, Pred{}, Validated{});
   group_deep_row(I<4>{}, I<2>{}, I<3>{}, I<4>{}, Pred{}, Validated{});
   // As a library call would run, with the long segments found on the device (validate_list_kernel,
   // list_chunks_kernel): the whole call's cost, nothing built on the host.
@@ -624,7 +626,7 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
           check_cuda(cudaGetLastError(), "list_chunks_kernel launch");
         });
   };
-  library_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, Clamp{});
+  library_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, Pred{});
   library_row(I<4>{}, I<2>{}, I<3>{}, I<4>{}, Pred{});
 
   // The power-law mix's two parts alone (not checked: each leaves the other's segments unwritten).
