@@ -8,6 +8,9 @@
 // boundary, in one pass over the offsets), then the main kernel on one block per tile.
 // Begin/end form: prepare_begin_end_kernel (validates the pairs and writes their lengths),
 // foldkit's inclusive scan of the lengths (the virtual offsets), then the main kernel.
+// The group path (offsets form, every op but argmin/argmax; segmented_group_kernel.cuh, not yet
+// the default: tuning::kSegGroupDefault): prepare_group_kernel (validates and lists the long
+// segments), the group kernel, the chunk kernel. detail::segmented_reduce_on_path forces a path.
 // Everything is stream-ordered; nothing synchronises but validate_offsets().
 #include <cuda_runtime_api.h>
 
@@ -44,8 +47,16 @@ std::int64_t tiles_for(std::int64_t n, std::int64_t num_segments, DType dtype) {
   return (n + num_segments + tile - 1) / tile;
 }
 
+// Both paths' (the library picks one per call: see use_group_path).
 std::size_t offsets_workspace_bytes(std::int64_t n, std::int64_t num_segments, DType dtype) {
-  return layout(tiles_for(n, num_segments, dtype), num_segments, true, 0).bytes;
+  return std::max(layout(tiles_for(n, num_segments, dtype), num_segments, true, 0).bytes,
+                  group_layout(n, dtype_size(dtype)).bytes);
+}
+
+// The group path for the offsets form's calls (segmented_group_kernel.cuh): every op but
+// argmin/argmax, once kSegGroupDefault says it is measured faster.
+bool use_group_path(ReduceOp op) {
+  return tuning::kSegGroupDefault && op != ReduceOp::argmin && op != ReduceOp::argmax;
 }
 
 // The begin/end form's grid: as many blocks as the offsets form would use for n + S items.
@@ -129,10 +140,37 @@ int prefetch_tiles_for(std::int64_t tiles, ReduceOp op, DType dtype, int sm_coun
   return tiles >= tuning::kSegPrefetchMinWaves * wave ? tuning::seg_prefetch_tiles(dtype_size(dtype)) : 0;
 }
 
+// The group path (num_segments > 0, not argmin/argmax; all checks done).
+void enqueue_group(const foldkit::detail::SegmentedCall& c, Workspace ws, const detail::DeviceFacts& facts,
+                   cudaStream_t stream, std::int32_t* d_status) {
+  auto* base = static_cast<unsigned char*>(ws.ptr);
+  const GroupLayout l = group_layout(c.n, dtype_size(c.dtype));
+  GroupParams p{};
+  p.in = c.in;
+  p.n = c.n;
+  p.offsets = c.offsets;
+  p.num_segments = c.num_segments;
+  p.out = c.out;
+  p.header = reinterpret_cast<unsigned*>(base + kSegFlagOffset);
+  p.entries = reinterpret_cast<GroupEntry*>(base + l.entries);
+  p.map = reinterpret_cast<int*>(base + l.map);
+  p.tickets = reinterpret_cast<unsigned*>(base + l.tickets);
+  p.partials = base + l.partials;
+  p.max_entries = l.max_entries;
+  p.max_slots = l.max_slots;
+  p.status = d_status;
+  visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
+    constexpr ReduceOp Op = decltype(op_tag)::value;
+    if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) launch_group<Op, decltype(tag)>(p, facts.sm_count, stream);
+  });
+  detail::check_cuda(cudaGetLastError(), "segmented_reduce (group path) kernel launch");
+}
+
 // The offsets form with a checked workspace (all checks done). prefetch_tiles >= 0 overrides the
 // L2 prefetch distance, tiles_per_block > 0 the tiles a block takes (detail::segmented_reduce_with_tuning).
 void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, const detail::DeviceFacts& facts,
-                     cudaStream_t stream, std::int32_t* d_status, int prefetch_tiles = -1, int tiles_per_block = 0) {
+                     cudaStream_t stream, std::int32_t* d_status, int prefetch_tiles = -1, int tiles_per_block = 0,
+                     detail::SegmentedPath path = detail::SegmentedPath::library) {
   if (c.num_segments == 0) {
     if (d_status != nullptr) {
       offsets_status_kernel<<<1, 1, 0, stream>>>(c.offsets, c.n, d_status);
@@ -140,6 +178,8 @@ void enqueue_offsets(const foldkit::detail::SegmentedCall& c, Workspace ws, cons
     }
     return;
   }
+  if (path == detail::SegmentedPath::group || (path == detail::SegmentedPath::library && use_group_path(c.op)))
+    return enqueue_group(c, ws, facts, stream, d_status);
   const std::size_t element = dtype_size(c.dtype);
   const std::int64_t tiles = tiles_for(c.n, c.num_segments, c.dtype);
   const Layout l = layout(tiles, c.num_segments, true, 0);
@@ -208,11 +248,12 @@ foldkit::detail::SegmentedCall offsets_call(const char* api, ReduceOp op, DType 
 // enqueue_offsets).
 void offsets_with_workspace(ReduceOp op, DType dtype, const void* d_in, std::int64_t n, const std::int64_t* d_offsets,
                             std::int64_t num_segments, void* d_out, Workspace ws, cudaStream_t stream,
-                            std::int32_t* d_status, int prefetch_tiles, int tiles_per_block = 0) {
+                            std::int32_t* d_status, int prefetch_tiles, int tiles_per_block = 0,
+                            detail::SegmentedPath path = detail::SegmentedPath::library) {
   const auto c = offsets_call("segmented_reduce", op, dtype, d_in, n, d_offsets, num_segments, d_out, false, nullptr);
   const detail::DeviceFacts facts = check_call(c, d_status);
   check_workspace(c.api, ws, offsets_workspace_bytes(n, num_segments, dtype), facts.device);
-  enqueue_offsets(c, ws, facts, stream, d_status, prefetch_tiles, tiles_per_block);
+  enqueue_offsets(c, ws, facts, stream, d_status, prefetch_tiles, tiles_per_block, path);
 }
 
 }  // namespace
@@ -272,6 +313,14 @@ void segmented_reduce_with_tuning(ReduceOp op, DType dtype, const void* d_in, st
   if (tiles_per_block < 0) throw Error(Errc::invalid_argument, "segmented_reduce_with_tuning: tiles_per_block < 0");
   seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, nullptr, prefetch_tiles,
                               tiles_per_block);
+}
+
+void segmented_reduce_on_path(SegmentedPath path, ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out, Workspace ws,
+                              cudaStream_t stream, std::int32_t* d_status) {
+  if (path == SegmentedPath::group && (op == ReduceOp::argmin || op == ReduceOp::argmax))
+    throw Error(Errc::invalid_argument, "segmented_reduce_on_path: the group path has no argmin/argmax");
+  seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, d_status, -1, 0, path);
 }
 
 int segmented_reduce_prefetch_tiles(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype) {

@@ -299,8 +299,25 @@ inline void wait_copies() {}
 inline void slot_store(unsigned long long* p, unsigned long long w) { *p = w; }
 inline unsigned long long slot_load(const unsigned long long* p) { return *p; }
 inline void poll_pause() { emu::yield(); }
+// The group path's (segmented_group_kernel.cuh).
+inline unsigned group_flag(const unsigned* p) { return *p; }
+inline uint4 load16_stream(const void* p) {
+  uint4 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
+inline unsigned warp_max(unsigned v) {
+  for (int o = 16; o > 0; o >>= 1) v = std::max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+inline bool warp_any(bool b) {
+  unsigned v = b ? 1u : 0u;
+  for (int o = 16; o > 0; o >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, o);
+  return v != 0u;
+}
 }  // namespace foldkit::cuda::seg
 
+#include "segmented_group_kernel.cuh"
 #include "segmented_reduce_kernel.cuh"
 #include "segmented_reduce_prepare.cuh"
 
@@ -311,15 +328,20 @@ namespace foldkit::cuda::seg::emu {
 // same vector to later calls: the kernels must leave it zeroed). `resident` blocks run at once
 // (1: one after another), fibers in an order drawn from `order_seed` (0: in thread order). The
 // offsets form's blocks take `tiles_per_block` consecutive tiles each.
+//
+// group_blocks > 0: the offsets form on the group path (segmented_group_kernel.cuh; not
+// argmin/argmax), its group and chunk kernels on that many blocks each.
 template <ReduceOp Op, class T>
 Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t* offsets, const std::int64_t* begin,
                 const std::int64_t* end, std::int64_t num_segments, void* out, void* values, std::int32_t* status,
                 std::vector<unsigned char>& ws, std::uint64_t order_seed, int resident = 3,
-                int tiles_per_block = tuning::kSegTilesPerBlock) {
+                int tiles_per_block = tuning::kSegTilesPerBlock, int group_blocks = 0) {
   const std::int64_t tile = tuning::seg_tile_items(sizeof(T));
   const std::int64_t tiles = (n + num_segments + tile - 1) / tile;
   const Layout l = layout(tiles, num_segments, by_offsets, 0);
-  if (ws.size() < l.bytes + 16) ws.resize(l.bytes + 16, 0);
+  const GroupLayout gl = group_layout(n, sizeof(T));
+  const std::size_t need = by_offsets && gl.bytes > l.bytes ? gl.bytes : l.bytes;  // segmented_reduce.cu's size
+  if (ws.size() < need + 16) ws.resize(need + 16, 0);
   // 16-byte aligned base inside the vector.
   auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(ws.data()) + 15) & ~std::uintptr_t{15});
   Params p{};
@@ -342,6 +364,31 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
       else *status = 0;
     }
     return p;
+  }
+  if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) {
+    if (by_offsets && group_blocks > 0) {  // as segmented_reduce.cu's enqueue_group
+      GroupParams q{};
+      q.in = in;
+      q.n = n;
+      q.offsets = offsets;
+      q.num_segments = num_segments;
+      q.out = out;
+      q.header = p.header;
+      q.entries = reinterpret_cast<GroupEntry*>(base + gl.entries);
+      q.map = reinterpret_cast<int*>(base + gl.map);
+      q.tickets = reinterpret_cast<unsigned*>(base + gl.tickets);
+      q.partials = base + gl.partials;
+      q.max_entries = gl.max_entries;
+      q.max_slots = gl.max_slots;
+      q.status = status;
+      run_grid(static_cast<unsigned>((num_segments + kT) / kT), kT, resident, order_seed,
+               [&] { prepare_group_kernel<sizeof(T)>(q); });
+      const auto g = static_cast<unsigned>(group_blocks);
+      run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { segmented_group_kernel<Op, T>(q); });
+      run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { segmented_group_chunks_kernel<Op, T>(q); });
+      p.offsets = offsets;
+      return p;
+    }
   }
   if (by_offsets) {
     p.offsets = offsets;

@@ -1,10 +1,13 @@
-// Instantiations of the segmented reduction kernel (segmented_reduce_kernel.cuh): every op, both
-// forms, for float and double (the 8 dtypes are split over 4 files to compile in parallel).
+// Instantiations of the segmented reduction kernels (segmented_reduce_kernel.cuh: every op, both
+// forms; segmented_group_kernel.cuh: the group path's ops), for float and double (the 8 dtypes are split over 4 files to compile in parallel).
 #include <cstdint>
 
+#include "segmented_group_kernel.cuh"
 #include "segmented_reduce_kernel.cuh"
 
 namespace foldkit::cuda::seg {
 FOLDKIT_SEG_INSTANTIATE(float)
 FOLDKIT_SEG_INSTANTIATE(double)
+FOLDKIT_SEG_GROUP_INSTANTIATE(float)
+FOLDKIT_SEG_GROUP_INSTANTIATE(double)
 }  // namespace foldkit::cuda::seg

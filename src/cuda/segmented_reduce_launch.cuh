@@ -1,6 +1,7 @@
-// What the host side of the segmented reduction (segmented_reduce.cu) and its kernel
-// (segmented_reduce_kernel.cuh, instantiated in segmented_reduce_{int,int64,float,half}.cu) share:
-// the kernel's parameters, the workspace's layout, and the launcher of the main kernel.
+// What the host side of the segmented reduction (segmented_reduce.cu) and its kernels
+// (segmented_reduce_kernel.cuh and segmented_group_kernel.cuh, instantiated in
+// segmented_reduce_{int,int64,float,half}.cu) share: the kernels' parameters, the workspace's
+// layouts, and their launchers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
 #include "foldkit/ops.hpp"
 
 namespace foldkit::cuda::seg {
@@ -37,6 +39,8 @@ namespace foldkit::cuda::seg {
 // (whose tile states that scan leaves flagged with epoch 1) are cleared by a memset after the
 // kernel. (The begin/end validation kernel zeroes the scan's workspace first, which the scan
 // needs zeroed.)
+// The group path (segmented_group_kernel.cuh) lays out its own pieces after the same header
+// (GroupLayout below) and keeps the same rule: every call leaves what it used zero.
 inline constexpr std::size_t kHeaderBytes = 256;
 inline constexpr std::size_t kSegFlagOffset = 128;
 inline constexpr std::size_t kSlotWords = 4;  // the largest accumulator, ArgResult<8-byte type>: 16 bytes
@@ -81,5 +85,56 @@ struct Params {
 // The main kernel on `grid` blocks (segmented_reduce_kernel.cuh).
 template <ReduceOp Op, class T, bool kByOffsets>
 void launch_main(const Params& p, unsigned grid, cudaStream_t stream);
+
+// ---- The group path (segmented_group_kernel.cuh) ----
+
+// A listed (long) segment.
+struct GroupEntry {
+  std::int64_t segment;
+  std::int64_t chunk_items;  // elements a chunk (the last one may be shorter)
+  int base;                  // its first chunk slot
+  int count;                 // its chunks, at most kSegGroupMaxChunks
+};
+
+// Workspace layout of the group path (after the shared 256-byte header; header words, from
+// kSegFlagOffset: [0] the flag, [1] the chunk kernel's ticket, [2..3] the merge path's budget,
+// untouched here, [4] listed entries, [5] chunk slots taken).
+struct GroupLayout {
+  std::int64_t max_entries, max_slots;
+  std::size_t entries, map, tickets, partials, bytes;
+};
+inline constexpr int kGroupEntriesWord = 4;
+inline constexpr std::size_t kGroupPartialBytes = 16;  // a chunk's partial: an accumulator of a non-arg op (<= 8 bytes)
+inline constexpr int kGroupSlotsWord = 5;
+inline GroupLayout group_layout(std::int64_t n, std::size_t element_bytes) {
+  GroupLayout l{};
+  l.max_entries = n / (tuning::seg_group_long_items(element_bytes) + 1) + 1;
+  l.max_slots = n / tuning::seg_group_chunk_items(element_bytes) + l.max_entries;
+  l.entries = kHeaderBytes;
+  l.map = l.entries + align16(static_cast<std::size_t>(l.max_entries) * sizeof(GroupEntry));
+  l.tickets = l.map + align16(static_cast<std::size_t>(l.max_slots) * sizeof(int));
+  l.partials = l.tickets + align16(static_cast<std::size_t>(l.max_entries) * sizeof(unsigned));
+  l.bytes = l.partials + static_cast<std::size_t>(l.max_slots) * kGroupPartialBytes;
+  return l;
+}
+
+struct GroupParams {
+  const void* in;
+  std::int64_t n;
+  const std::int64_t* offsets;
+  std::int64_t num_segments;
+  void* out;
+  unsigned* header;  // at kSegFlagOffset
+  GroupEntry* entries;
+  int* map;
+  unsigned* tickets;
+  void* partials;
+  std::int64_t max_entries, max_slots;
+  std::int32_t* status;  // or null
+};
+
+// The group path's three kernels (every op but argmin/argmax).
+template <ReduceOp Op, class T>
+void launch_group(const GroupParams& p, int sm_count, cudaStream_t stream);
 
 }  // namespace foldkit::cuda::seg

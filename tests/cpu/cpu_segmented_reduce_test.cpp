@@ -49,7 +49,7 @@ constexpr std::size_t out_size() {
   return kIsArg<Op, T> ? sizeof(I64) : sizeof(reduce_result_t<Op, T>);
 }
 
-enum class Backend { cpu, emulated_cuda };
+enum class Backend { cpu, emulated_cuda, emulated_cuda_group };
 
 struct Outputs {
   std::vector<unsigned char> out, values;
@@ -67,7 +67,10 @@ void run_and_check(Backend backend, const Segs& g, const Data<T>& d, bool with_v
   if (with_values) o.values.assign(static_cast<std::size_t>(S) * sizeof(T) + 1, kPoison);
   void* values = with_values ? o.values.data() : nullptr;
   const T* x = d.data();
-  const std::string where = std::string(backend == Backend::cpu ? "cpu" : "emulated cuda") + " " + op_name(Op) +
+  const std::string where = std::string(backend == Backend::cpu             ? "cpu"
+                                        : backend == Backend::emulated_cuda ? "emulated cuda"
+                                                                            : "emulated cuda, group path") +
+                            " " + op_name(Op) +
                             " " + dtype_name(dtype_v<T>) + " " + g.what + " shift=" + std::to_string(d.shift) +
                             (with_values ? " (arg_reduce)" : "");
   SCOPED_TRACE(where);
@@ -81,10 +84,11 @@ void run_and_check(Backend backend, const Segs& g, const Data<T>& d, bool with_v
     }
   } else {
 #if FOLDKIT_SEG_EMULATED
-    // 1-4 resident blocks, 1-4 tiles a block (the offsets form).
+    // 1-4 resident blocks, 1-4 tiles a block (the offsets form); the group path on 1-5 blocks.
+    const int group_blocks = backend == Backend::emulated_cuda_group ? static_cast<int>(rng.uniform(1, 5)) : 0;
     cuda::seg::emu::run_call<Op, T>(x, g.n, g.by_offsets, g.by_offsets ? g.offsets.data() : nullptr, g.begin.data(),
                                     g.end.data(), S, o.out.data(), values, &o.status, *ws, rng.next() | 1,
-                                    static_cast<int>(rng.uniform(1, 4)), static_cast<int>(rng.uniform(1, 4)));
+                                    static_cast<int>(rng.uniform(1, 4)), static_cast<int>(rng.uniform(1, 4)), group_blocks);
     EXPECT_EQ(o.status, 0);
     // Every call leaves the whole workspace zeroed (the convenient forms share the scans' one).
     const auto dirty = std::find_if(ws->begin(), ws->end(), [](unsigned char c) { return c != 0; });
@@ -454,6 +458,54 @@ TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
   }
 }
 
+// The group path (segmented_group_kernel.cuh): every op but argmin/argmax x every dtype on random
+// layouts (segments over seg_group_long_items() go to the chunk kernel: the budgets reach
+// several chunks a segment), misaligned inputs, grids of 1-5 blocks in random orders; the
+// workspace comes back zeroed after every call.
+TEST(CudaSegmentedEmulated, GroupPathEveryOpAndDtype) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  std::vector<unsigned char> ws;
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    for_each_op([&](auto op_tag) {
+      constexpr ReduceOp Op = decltype(op_tag)::value;
+      if constexpr (!kIsArg<Op, T>) {
+        for (int k = 0; k < 2; ++k) {
+          const Segs g = random_offsets(rng, rng.uniform(1, k == 0 ? 3000 : 25000), static_cast<int>(rng.uniform(0, 5)));
+          const Data<T> d = make_data<Op, T>(rng, g.n, rng.uniform(0, 2) == 0 ? 0.002 : 0.0);
+          run_and_check<Op, T>(Backend::emulated_cuda_group, g, d, false, &ws, rng, false);
+        }
+      }
+    });
+  });
+}
+
+// The group path's bits: the same input and offsets give the same bits on every call, whatever
+// the grid and the blocks' order (the long segments' list order varies with them).
+TEST(CudaSegmentedEmulated, GroupPathSameBitsAnyGrid) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  std::vector<unsigned char> ws;
+  for (int k = 0; k < 4; ++k) {
+    const Segs g = random_offsets(rng, rng.uniform(20000, 60000), k % 2 == 0 ? 1 : 3);
+    const Data<float> d = make_data<ReduceOp::sum, float>(rng, g.n);
+    const I64 S = g.count();
+    std::vector<float> first(static_cast<std::size_t>(S)), again(static_cast<std::size_t>(S));
+    std::int32_t status = -1;
+    cuda::seg::emu::run_call<ReduceOp::sum, float>(d.data(), g.n, true, g.offsets.data(), nullptr, nullptr, S,
+                                                   first.data(), nullptr, &status, ws, rng.next() | 1, 3, 2, 1);
+    ASSERT_EQ(status, 0);
+    for (int r = 0; r < 3; ++r) {
+      cuda::seg::emu::run_call<ReduceOp::sum, float>(d.data(), g.n, true, g.offsets.data(), nullptr, nullptr, S,
+                                                     again.data(), nullptr, &status, ws, rng.next() | 1,
+                                                     static_cast<int>(rng.uniform(1, 4)), 2, static_cast<int>(rng.uniform(2, 7)));
+      EXPECT_EQ(status, 0);
+      EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)), 0) << g.what;
+    }
+  }
+}
+
 // Invalid offsets: status 1, nothing written, and the next call (valid) works on the same workspace.
 TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
   FOLDKIT_TRACE_SEED();
@@ -473,16 +525,19 @@ TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
         break;
       default: break_by_one(g, rng); break;  // a decrease by exactly one, the rule's edge
     }
-    std::vector<float> out(static_cast<std::size_t>(S), -123.0f);
-    std::int32_t status = 5;
-    cuda::seg::emu::run_call<ReduceOp::sum, float>(x.data(), g.n, true, g.offsets.data(), nullptr, nullptr, S,
-                                                   out.data(), nullptr, &status, ws, rng.next() | 1);
-    EXPECT_EQ(status, 1);
-    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == -123.0f; })) << "written";
-    EXPECT_TRUE(std::all_of(ws.begin(), ws.end(), [](unsigned char c) { return c == 0; })) << "workspace left dirty";
-    const Segs ok = random_offsets(rng, 40000, 1);
-    run_and_check<ReduceOp::sum, float>(Backend::emulated_cuda, ok, make_data<ReduceOp::sum, float>(rng, ok.n), false, &ws,
-                                        rng, false);
+    for (const int group_blocks : {0, 3}) {  // the merge path, the group path
+      std::vector<float> out(static_cast<std::size_t>(S), -123.0f);
+      std::int32_t status = 5;
+      cuda::seg::emu::run_call<ReduceOp::sum, float>(x.data(), g.n, true, g.offsets.data(), nullptr, nullptr, S,
+                                                     out.data(), nullptr, &status, ws, rng.next() | 1, 3,
+                                                     cuda::tuning::kSegTilesPerBlock, group_blocks);
+      EXPECT_EQ(status, 1) << "group blocks " << group_blocks;
+      EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == -123.0f; })) << "written";
+      EXPECT_TRUE(std::all_of(ws.begin(), ws.end(), [](unsigned char c) { return c == 0; })) << "workspace left dirty";
+      const Segs ok = random_offsets(rng, 40000, 1);
+      run_and_check<ReduceOp::sum, float>(group_blocks > 0 ? Backend::emulated_cuda_group : Backend::emulated_cuda, ok,
+                                          make_data<ReduceOp::sum, float>(rng, ok.n), false, &ws, rng, false);
+    }
   }
   // Offsets whose even blocks (the validation kernel's: kSegPrepareSegments offsets) climb
   // 0 -> n, each odd one dropping back to 0 inside (a bad pair): every even block, valid on its

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/segmented_reference.hpp"
+#include "foldkit/cuda/dispatch/segmented_runtime.hpp"
 #include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/error.hpp"
@@ -76,13 +77,16 @@ void repoison(const DeviceBuffer& d, std::size_t bytes) {
   FOLDKIT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-enum class Form { explicit_ws, convenient, begin_end, arg_reduce };
+// group_path: the offsets form with an explicit workspace on the group path
+// (detail::segmented_reduce_on_path; every op but argmin/argmax) whatever the library picks.
+enum class Form { explicit_ws, convenient, begin_end, arg_reduce, group_path };
 const char* form_name(Form f) {
   switch (f) {
     case Form::explicit_ws: return "explicit workspace";
     case Form::convenient: return "convenient";
     case Form::begin_end: return "begin/end";
     case Form::arg_reduce: return "arg_reduce";
+    case Form::group_path: return "group path";
   }
   return "?";
 }
@@ -138,6 +142,12 @@ void run_on_device(const Segs& g, const Data<T>& d, Form form, cudaStream_t stre
     case Form::arg_reduce:
       cuda::segmented_arg_reduce(Op, dtype_v<T>, d_in, g.n, c.offsets.as<I64>(), S, c.out.as<I64>(), c.values.get(),
                                  stream, st);
+      break;
+    case Form::group_path:
+      cuda::detail::segmented_reduce_on_path(cuda::detail::SegmentedPath::group, Op, dtype_v<T>, d_in, g.n,
+                                             c.offsets.as<I64>(), S, c.out.get(),
+                                             ws.get(cuda::segmented_reduce_workspace_bytes(g.n, S, Op, dtype_v<T>)), stream,
+                                             st);
       break;
   }
   FOLDKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -253,16 +263,18 @@ TEST_F(CudaSegmentedReduce, RandomCases) {
   int cases = 0, failed = 0;
   for (DType dtype : kAllDTypes)
     for (ReduceOp op : kAllReduceOps)
-      for (Form form : {Form::explicit_ws, Form::convenient, Form::begin_end, Form::arg_reduce}) {
-        if (form == Form::arg_reduce && op != ReduceOp::argmin && op != ReduceOp::argmax) continue;
+      for (Form form : {Form::explicit_ws, Form::convenient, Form::begin_end, Form::arg_reduce, Form::group_path}) {
+        const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+        if ((form == Form::arg_reduce && !arg) || (form == Form::group_path && arg)) continue;
         failed += !random_case(rng, op, dtype, form, budget, stream, ws);
         ++cases;
       }
   while (cases < 1200 && failed < 10) {
     const DType dtype = kAllDTypes[rng.uniform(0, 7)];
     const ReduceOp op = kAllReduceOps[rng.uniform(0, 6)];
-    Form form = static_cast<Form>(rng.uniform(0, 3));
-    if (form == Form::arg_reduce && op != ReduceOp::argmin && op != ReduceOp::argmax) form = Form::explicit_ws;
+    Form form = static_cast<Form>(rng.uniform(0, 4));
+    const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+    if ((form == Form::arg_reduce && !arg) || (form == Form::group_path && arg)) form = Form::explicit_ws;
     failed += !random_case(rng, op, dtype, form, rng.uniform(0, 4) == 0 ? budget * 4 : budget / 4 + 1, stream, ws);
     ++cases;
   }
@@ -287,6 +299,7 @@ TEST_F(CudaSegmentedReduce, LargeLayouts) {
     const Segs g = from_lengths(lens, 0, 0, "uniform 0..128");
     EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::explicit_ws, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::argmax, float>(g, make_data<ReduceOp::argmax, float>(rng, g.n), Form::arg_reduce, stream, ws)));
+    EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::group_path, stream, ws)));
   }
   {
     std::vector<I64> lens;
@@ -296,6 +309,9 @@ TEST_F(CudaSegmentedReduce, LargeLayouts) {
     EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::convenient, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::sum, std::int32_t>(g, make_data<ReduceOp::sum, std::int32_t>(rng, g.n), Form::explicit_ws, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::min, half>(g, make_data<ReduceOp::min, half>(rng, g.n, 1e-7), Form::explicit_ws, stream, ws)));
+    EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::group_path, stream, ws)));
+    EXPECT_TRUE((check_case<ReduceOp::prod, double>(g, make_data<ReduceOp::prod, double>(rng, g.n), Form::group_path, stream, ws)));
+    EXPECT_TRUE((check_case<ReduceOp::max, half>(g, make_data<ReduceOp::max, half>(rng, g.n, 1e-7), Form::group_path, stream, ws)));
   }
 }
 
@@ -313,6 +329,11 @@ TEST_F(CudaSegmentedReduce, Deterministic) {
                                         status);
     if (k == 0) first = out;
     else EXPECT_TRUE(out == first) << "call " << k << " gave other bits (" << g.what << ")";
+  }
+  for (int k = 0; k < 5; ++k) {  // the group path, which lists the long segments in a varying order
+    run_on_device<ReduceOp::sum, float>(g, d, Form::group_path, nullptr, ws, out, values, status);
+    if (k == 0) first = out;
+    else EXPECT_TRUE(out == first) << "group path, call " << k << " gave other bits (" << g.what << ")";
   }
 }
 

@@ -46,6 +46,7 @@
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/dispatch/segmented_runtime.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -489,6 +490,17 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   add("library: foldkit::cuda::segmented_reduce", [&](const void* in) {
     foldkit::cuda::segmented_reduce(foldkit::ReduceOp::sum, foldkit::DType::f32, in, n, d_off, S, d_out, s);
   });
+  // The library's group path (src/cuda/segmented_group_kernel.cuh), forced: this probe's design
+  // with the library's tuning, every op and dtype but argmin/argmax.
+  const std::size_t lib_ws_bytes = foldkit::cuda::segmented_reduce_workspace_bytes(n, S, foldkit::ReduceOp::sum, foldkit::DType::f32);
+  void* d_lib_ws = nullptr;
+  check_cuda(cudaMalloc(&d_lib_ws, lib_ws_bytes), "cudaMalloc");
+  foldkit::cuda::init_workspace(foldkit::cuda::Workspace{d_lib_ws, lib_ws_bytes}, s);
+  add("library: group path (detail::segmented_reduce_on_path)", [&](const void* in) {
+    foldkit::cuda::detail::segmented_reduce_on_path(foldkit::cuda::detail::SegmentedPath::group, foldkit::ReduceOp::sum,
+                                                    foldkit::DType::f32, in, n, d_off, S, d_out,
+                                                    foldkit::cuda::Workspace{d_lib_ws, lib_ws_bytes}, s);
+  });
   auto launch_long = [&, num_chunks](const void* in) {
     if (num_chunks == 0) return;
     const unsigned grid = static_cast<unsigned>(std::min(num_chunks, gpu.sm_count * 8));
@@ -663,7 +675,8 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   for (void* p : {static_cast<void*>(d_off), static_cast<void*>(d_out), static_cast<void*>(d_sink), static_cast<void*>(d_chunks),
                   static_cast<void*>(d_base), static_cast<void*>(d_count), static_cast<void*>(d_partials),
                   static_cast<void*>(d_tickets), static_cast<void*>(d_flag), static_cast<void*>(d_entries),
-                  static_cast<void*>(d_counters), static_cast<void*>(d_list_tickets), static_cast<void*>(d_list_partials)})
+                  static_cast<void*>(d_counters), static_cast<void*>(d_list_tickets), static_cast<void*>(d_list_partials),
+                  d_lib_ws})
     cudaFree(p);
   return bad;
 }

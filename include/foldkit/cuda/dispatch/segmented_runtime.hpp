@@ -1,6 +1,7 @@
-// A research hook of the CUDA segmented reduction (src/cuda/segmented_reduce.cu) for
-// `foldkit-bench axes --sweep`: the offsets form with its L2 prefetch distance or its tiles per
-// block forced, so that one build can time several (tuning/segmented_reduce_tuning.hpp).
+// Research hooks of the CUDA segmented reduction (src/cuda/segmented_reduce.cu) for
+// `foldkit-bench axes --sweep`, the probes and the tests: the offsets form with its L2 prefetch
+// distance, its tiles per block or its path forced, so that one build can time several
+// (tuning/segmented_reduce_tuning.hpp).
 // Internal (namespace detail); not for users: segmented_reduce (foldkit/cuda/segmented_reduce.hpp)
 // is the API.
 #pragma once
@@ -22,6 +23,17 @@ namespace foldkit::cuda::detail {
 void segmented_reduce_with_tuning(ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
                                   const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out, Workspace ws,
                                   cudaStream_t stream, int prefetch_tiles, int tiles_per_block);
+
+// The offsets form's two paths: the merge path (src/cuda/segmented_reduce_kernel.cuh) and the
+// group path (src/cuda/segmented_group_kernel.cuh: every op but argmin/argmax); `library` is the
+// one segmented_reduce picks.
+enum class SegmentedPath { library, merge, group };
+// segmented_reduce's offsets form with an explicit workspace (segmented_reduce_workspace_bytes
+// covers both paths), on a forced path: for tests and benchmarks of a path that is not (yet) the
+// library's choice. Same checks; a group-path call of argmin/argmax throws.
+void segmented_reduce_on_path(SegmentedPath path, ReduceOp op, DType dtype, const void* d_in, std::int64_t n,
+                              const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out, Workspace ws,
+                              cudaStream_t stream, std::int32_t* d_status = nullptr);
 
 // The prefetch distance (tiles ahead; 0: none) the library picks for such a call on the current
 // device.

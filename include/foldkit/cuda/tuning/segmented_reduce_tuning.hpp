@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "foldkit/ops.hpp"
 
@@ -87,5 +88,46 @@ inline constexpr int kSegPrepareSegments = 2048;
 // the earlier tiles published: up to this many by the one thread that finished the segment (a
 // few round trips to L2, no barrier), more by the whole block after its tiles.
 inline constexpr int kSegSmallFold = 16;
+
+// ---- The group path (src/cuda/segmented_group_kernel.cuh; offsets form, every op but
+// argmin/argmax) ----
+// Each short segment is folded where it lies by a group of kSegGroupLanes lanes (16-byte loads of
+// its aligned vectors, kSegGroupLoads a lane in flight, seg_group_batches() batches of 32 / lanes
+// segments a warp at a time, the next step's offsets loaded before this step's data); segments
+// longer than seg_group_long_items() go to block chunks. From foldkit-seg-group-probe on the H200
+// (2026-11-29): group<8, 4> with 2 of its 4 loads in flight (ptxas) read 80.8 % of the ceiling
+// on 2^22 segments of 0-128 f32 against the merge path's 67.5 %, and with the long chunks 69.4 %
+// on the power-law mix against 60.1 % (group<4, 2>); the deep variants these constants name are
+// in that probe's next run. Not yet the default (kSegGroupDefault): measured first.
+inline constexpr bool kSegGroupDefault = false;
+inline constexpr int kSegGroupLanes = 8;
+inline constexpr int kSegGroupLoads = 4;
+// Batches a step: 2, or 1 for 8-byte elements (at 2 their kernels spilled 4-8 bytes at 80
+// registers, ptxas sm_90: 64-bit accumulators and positions).
+constexpr int seg_group_batches(std::size_t element_bytes) { return element_bytes >= 8 ? 1 : 2; }
+// __launch_bounds__ blocks per SM of the group kernel: at 3 ptxas issues all 8 loads of a step
+// before the first use (64 registers, the probe's f32 sum); without a minimum it interleaved
+// each load with the previous one's adds.
+inline constexpr int kSegGroupMinBlocks = 3;
+// Segments longer than this many bytes are summed in block chunks: a group's rounds stay few
+// (a warp waits for its longest group), 4 KiB = 8 rounds of a lane's 4 loads.
+inline constexpr int kSegGroupLongBytes = 4096;
+constexpr std::int64_t seg_group_long_items(std::size_t element_bytes) {
+  return kSegGroupLongBytes / static_cast<std::int64_t>(element_bytes);
+}
+// A chunk: at least this many bytes (a block's 256 threads x kSegGroupChunkLoads 16-byte loads),
+// at most kSegGroupMaxChunks chunks a segment (longer segments get longer chunks), so that the
+// segment's last chunk folds its partials in one round.
+inline constexpr int kSegGroupChunkLoads = 8;
+inline constexpr int kSegGroupChunkBytes = kSegThreads * kSegGroupChunkLoads * 16;
+inline constexpr int kSegGroupMaxChunks = kSegThreads;
+// __launch_bounds__ blocks per SM of the chunk kernel (the probe's long_kernel_b4): 4, where
+// ptxas issues all 8 loads of a round before the first use for the 2- and 4-byte types and the
+// 8-byte min/max. Open: the 8-byte sums, products and means issue 1 of 8 first (SASS sm_90, at 2,
+// 3 or 4 blocks, and with after_all_loads' tie, which spilled).
+constexpr int seg_group_chunk_min_blocks(std::size_t) { return 4; }
+constexpr std::int64_t seg_group_chunk_items(std::size_t element_bytes) {
+  return kSegGroupChunkBytes / static_cast<std::int64_t>(element_bytes);
+}
 
 }  // namespace foldkit::cuda::tuning
