@@ -1,8 +1,9 @@
 // The segmented reduction's group path (offsets form; every op but argmin/argmax): three kernels
 // in stream order, no host synchronisation. The merge path (segmented_reduce_kernel.cuh) stages
 // 32 KiB tiles through shared memory with masks, a block scan and a look-back; this path reads each
-// short segment where it lies, which foldkit-seg-group-probe measured faster on both of issue
-// #22's layouts (tuning/segmented_reduce_tuning.hpp).
+// short segment where it lies, the design foldkit-seg-group-probe measured faster on both of
+// issue #22's layouts (tuning/segmented_reduce_tuning.hpp). This path itself is not yet measured
+// on a GPU: the library takes it only when tuning::kSegGroupDefault says so.
 //
 //   prepare_group_kernel   one thread an offset: validates it (the merge path's rule: a bad one
 //       sets the workspace flag) and lists each segment longer than seg_group_long_items() in the
