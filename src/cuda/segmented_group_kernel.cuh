@@ -49,11 +49,6 @@ namespace foldkit::cuda::seg {
 // The path's memory primitives; the host emulation (segmented_reduce_emulation.cuh) defines its
 // own before including this header.
 #if !defined(FOLDKIT_SEG_EMULATION)
-__device__ __forceinline__ unsigned group_flag(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 __device__ __forceinline__ uint4 load16_stream(const void* p) { return __ldcs(static_cast<const uint4*>(p)); }
 __device__ __forceinline__ unsigned warp_max(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }
 __device__ __forceinline__ bool warp_any(bool v) { return __any_sync(0xffffffffu, v); }
@@ -141,7 +136,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::kSegGroupMinBlock
   static_assert(kSegs < 32, "a step's kSegs + 1 offsets, one a lane");
   using View = VectorView<T>;
   constexpr int kVec = View::kVec;
-  if (group_flag(p.header) != 0u) return;  // bad offsets: nothing written (warp-uniform)
+  if (load_acquire(p.header) != 0u) return;  // bad offsets: nothing written (warp-uniform)
   const typename Tr::combine_type f{};
   const View v(p.in, p.n);
   const std::int64_t S = p.num_segments;
@@ -251,7 +246,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
 #endif
   const typename Tr::combine_type f{};
   const int tid = static_cast<int>(threadIdx.x);
-  const bool bad = group_flag(p.header) != 0u;
+  const bool bad = load_acquire(p.header) != 0u;
   const std::int64_t listed_all = p.header[kGroupEntriesWord], slots_all = p.header[kGroupSlotsWord];
   const std::int64_t listed = listed_all < p.max_entries ? listed_all : p.max_entries;
   const std::int64_t slots = slots_all < p.max_slots ? slots_all : p.max_slots;

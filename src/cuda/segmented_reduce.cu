@@ -143,22 +143,8 @@ int prefetch_tiles_for(std::int64_t tiles, ReduceOp op, DType dtype, int sm_coun
 // The group path (num_segments > 0, not argmin/argmax; all checks done).
 void enqueue_group(const foldkit::detail::SegmentedCall& c, Workspace ws, const detail::DeviceFacts& facts,
                    cudaStream_t stream, std::int32_t* d_status) {
-  auto* base = static_cast<unsigned char*>(ws.ptr);
-  const GroupLayout l = group_layout(c.n, dtype_size(c.dtype));
-  GroupParams p{};
-  p.in = c.in;
-  p.n = c.n;
-  p.offsets = c.offsets;
-  p.num_segments = c.num_segments;
-  p.out = c.out;
-  p.header = reinterpret_cast<unsigned*>(base + kSegFlagOffset);
-  p.entries = reinterpret_cast<GroupEntry*>(base + l.entries);
-  p.map = reinterpret_cast<int*>(base + l.map);
-  p.tickets = reinterpret_cast<unsigned*>(base + l.tickets);
-  p.partials = base + l.partials;
-  p.max_entries = l.max_entries;
-  p.max_slots = l.max_slots;
-  p.status = d_status;
+  const GroupParams p = group_params(group_layout(c.n, dtype_size(c.dtype)), static_cast<unsigned char*>(ws.ptr), c.in, c.n,
+                                     c.offsets, c.num_segments, c.out, d_status);
   visit_typed(c.op, c.dtype, [&](auto op_tag, auto tag) {
     constexpr ReduceOp Op = decltype(op_tag)::value;
     if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) launch_group<Op, decltype(tag)>(p, facts.sm_count, stream);

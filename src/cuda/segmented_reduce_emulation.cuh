@@ -300,7 +300,6 @@ inline void slot_store(unsigned long long* p, unsigned long long w) { *p = w; }
 inline unsigned long long slot_load(const unsigned long long* p) { return *p; }
 inline void poll_pause() { emu::yield(); }
 // The group path's (segmented_group_kernel.cuh).
-inline unsigned group_flag(const unsigned* p) { return *p; }
 inline uint4 load16_stream(const void* p) {
   uint4 v;
   std::memcpy(&v, p, 16);
@@ -367,20 +366,7 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
   }
   if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) {
     if (by_offsets && group_blocks > 0) {  // as segmented_reduce.cu's enqueue_group
-      GroupParams q{};
-      q.in = in;
-      q.n = n;
-      q.offsets = offsets;
-      q.num_segments = num_segments;
-      q.out = out;
-      q.header = p.header;
-      q.entries = reinterpret_cast<GroupEntry*>(base + gl.entries);
-      q.map = reinterpret_cast<int*>(base + gl.map);
-      q.tickets = reinterpret_cast<unsigned*>(base + gl.tickets);
-      q.partials = base + gl.partials;
-      q.max_entries = gl.max_entries;
-      q.max_slots = gl.max_slots;
-      q.status = status;
+      const GroupParams q = group_params(gl, base, in, n, offsets, num_segments, out, status);
       run_grid(static_cast<unsigned>((num_segments + kT) / kT), kT, resident, order_seed,
                [&] { prepare_group_kernel<sizeof(T)>(q); });
       const auto g = static_cast<unsigned>(group_blocks);

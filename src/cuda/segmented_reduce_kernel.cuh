@@ -76,11 +76,6 @@ namespace foldkit::cuda::seg {
 // The kernel's few memory primitives of its own; the host emulation of the kernel
 // (segmented_reduce_emulation.cuh) defines them itself, before including this header.
 #if !defined(FOLDKIT_SEG_EMULATION)
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 __device__ __forceinline__ void copy16_async(void* dst_shared, const void* src) {
   tile_io::copy_async<16>(dst_shared, src);
 }

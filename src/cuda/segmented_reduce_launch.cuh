@@ -64,6 +64,16 @@ inline Layout layout(std::int64_t tiles, std::int64_t num_segments, bool by_offs
   return l;
 }
 
+// The workspace flag's read (the kernels of both paths; the host emulation defines its own):
+// acquire at GPU scope, so that what the validation kernel wrote before it is seen after it.
+#if defined(__CUDACC__) && !defined(FOLDKIT_SEG_EMULATION)
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+#endif
+
 struct Params {
   const void* in;
   std::int64_t n;
@@ -132,6 +142,26 @@ struct GroupParams {
   std::int64_t max_entries, max_slots;
   std::int32_t* status;  // or null
 };
+
+// A call's parameters, its workspace at `base` (16-byte aligned) laid out by `l`.
+inline GroupParams group_params(const GroupLayout& l, unsigned char* base, const void* in, std::int64_t n,
+                                const std::int64_t* offsets, std::int64_t num_segments, void* out, std::int32_t* status) {
+  GroupParams p{};
+  p.in = in;
+  p.n = n;
+  p.offsets = offsets;
+  p.num_segments = num_segments;
+  p.out = out;
+  p.header = reinterpret_cast<unsigned*>(base + kSegFlagOffset);
+  p.entries = reinterpret_cast<GroupEntry*>(base + l.entries);
+  p.map = reinterpret_cast<int*>(base + l.map);
+  p.tickets = reinterpret_cast<unsigned*>(base + l.tickets);
+  p.partials = base + l.partials;
+  p.max_entries = l.max_entries;
+  p.max_slots = l.max_slots;
+  p.status = status;
+  return p;
+}
 
 // The group path's three kernels (every op but argmin/argmax).
 template <ReduceOp Op, class T>

@@ -93,6 +93,27 @@ __device__ __forceinline__ float sum_range(const float4* in, std::int64_t b, uns
   return acc;
 }
 
+// Offsets i = 2k and 2k + 1 of 0 .. S from one 16-byte load (and 2k + 2, for the second's rule),
+// and whether either breaks the library's rule (common/segmented_prepare.hpp).
+struct OffsetPair {
+  std::int64_t i, v0, v1, v2;
+  bool bad;
+};
+__device__ __forceinline__ OffsetPair read_pair(const std::int64_t* __restrict__ off, std::int64_t S, std::int64_t n,
+                                                std::int64_t k) {
+  OffsetPair q{2 * k, 0, 0, 0, false};
+  if (q.i + 1 <= S) {
+    const longlong2 two = reinterpret_cast<const longlong2*>(off)[k];
+    q.v0 = two.x, q.v1 = two.y;
+  } else {
+    q.v0 = off[q.i];
+  }
+  if (q.i + 2 <= S) q.v2 = off[q.i + 2];
+  q.bad = foldkit::detail::bad_offset(q.v0, q.i < S, q.v1, n) ||
+          (q.i + 1 <= S && foldkit::detail::bad_offset(q.v1, q.i + 1 < S, q.v2, n));
+  return q;
+}
+
 // The validation a library call needs before it writes anything (offsets in [0, n], never
 // decreasing: the library's own rule, common/segmented_prepare.hpp): one pass over the offsets,
 // two a thread from one 16-byte load and the next one; a bad pair sets *flag to this call's token
@@ -102,18 +123,8 @@ __global__ void __launch_bounds__(kThreads) validate_kernel(const std::int64_t* 
   const std::int64_t pairs = (S + 2) / 2;  // offsets 0 .. S, two a thread
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < pairs;
        k += static_cast<std::int64_t>(gridDim.x) * kThreads) {
-    const std::int64_t i = 2 * k;
-    std::int64_t v0, v1 = 0, v2 = 0;
-    if (i + 1 <= S) {
-      const longlong2 two = reinterpret_cast<const longlong2*>(off)[k];
-      v0 = two.x, v1 = two.y;
-    } else {
-      v0 = off[i];
-    }
-    if (i + 2 <= S) v2 = off[i + 2];
-    const bool bad = foldkit::detail::bad_offset(v0, i < S, v1, n) ||
-                     (i + 1 <= S && foldkit::detail::bad_offset(v1, i + 1 < S, v2, n));
-    if (bad) *flag = token;
+    const OffsetPair q = read_pair(off, S, n, k);
+    if (q.bad) *flag = token;
   }
 }
 
@@ -306,18 +317,8 @@ __global__ void __launch_bounds__(kThreads) validate_list_kernel(const std::int6
   const std::int64_t pairs = (S + 2) / 2;  // offsets 0 .. S, two a thread (as validate_kernel)
   for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < pairs;
        k += static_cast<std::int64_t>(gridDim.x) * kThreads) {
-    const std::int64_t i = 2 * k;
-    std::int64_t v0, v1 = 0, v2 = 0;
-    if (i + 1 <= S) {
-      const longlong2 two = reinterpret_cast<const longlong2*>(off)[k];
-      v0 = two.x, v1 = two.y;
-    } else {
-      v0 = off[i];
-    }
-    if (i + 2 <= S) v2 = off[i + 2];
-    const bool bad = foldkit::detail::bad_offset(v0, i < S, v1, n) ||
-                     (i + 1 <= S && foldkit::detail::bad_offset(v1, i + 1 < S, v2, n));
-    if (bad) {
+    const OffsetPair q = read_pair(off, S, n, k);
+    if (q.bad) {
       *flag = token;
       continue;
     }
@@ -327,8 +328,8 @@ __global__ void __launch_bounds__(kThreads) validate_list_kernel(const std::int6
       const unsigned base = atomicAdd(&counters[1], static_cast<unsigned>(count));
       entries[entry] = {segment, static_cast<int>(base), count};
     };
-    if (i < S && v1 - v0 > kLongMin) append(i, v1 - v0);
-    if (i + 1 < S && v2 - v1 > kLongMin) append(i + 1, v2 - v1);
+    if (q.i < S && q.v1 - q.v0 > kLongMin) append(q.i, q.v1 - q.v0);
+    if (q.i + 1 < S && q.v2 - q.v1 > kLongMin) append(q.i + 1, q.v2 - q.v1);
   }
 }
 
