@@ -105,9 +105,9 @@ inline constexpr int kSegGroupLoads = 4;
 // Batches a step: 2, or 1 for 8-byte elements (at 2 their kernels spilled 4-8 bytes at 80
 // registers, ptxas sm_90: 64-bit accumulators and positions).
 constexpr int seg_group_batches(std::size_t element_bytes) { return element_bytes >= 8 ? 1 : 2; }
-// __launch_bounds__ blocks per SM of the group kernel: at 3 ptxas issues all 8 loads of a step
-// before the first use (64 registers, the probe's f32 sum); without a minimum it interleaved
-// each load with the previous one's adds.
+// __launch_bounds__ blocks per SM of the group kernel: at 3 ptxas issues all 8 (2-, 4-byte
+// elements) / 4 (8-byte) loads of a step before the first use (SASS sm_90, 64-80 registers, no
+// spills); without a minimum it interleaved each load with the previous one's adds (the probe).
 inline constexpr int kSegGroupMinBlocks = 3;
 // Segments longer than this many bytes are summed in block chunks: a group's rounds stay few
 // (a warp waits for its longest group), 4 KiB = 8 rounds of a lane's 4 loads.
