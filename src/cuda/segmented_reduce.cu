@@ -309,6 +309,20 @@ void segmented_reduce_on_path(SegmentedPath path, ReduceOp op, DType dtype, cons
   seg::offsets_with_workspace(op, dtype, d_in, n, d_offsets, num_segments, d_out, ws, stream, d_status, -1, 0, path);
 }
 
+SegmentedPath segmented_reduce_path(ReduceOp op) {
+  erased::check_enums(op, DType::f32);
+  return seg::use_group_path(op) ? SegmentedPath::group : SegmentedPath::merge;
+}
+
+const char* segmented_path_name(SegmentedPath path) {
+  switch (path) {
+    case SegmentedPath::library: return "library";
+    case SegmentedPath::merge: return "merge path";
+    case SegmentedPath::group: return "group path";
+  }
+  return "?";
+}
+
 int segmented_reduce_prefetch_tiles(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype) {
   erased::check_enums(op, dtype);
   return seg::prefetch_tiles_for(seg::tiles_for(n, num_segments, dtype), op, dtype, current_device_facts().sm_count);

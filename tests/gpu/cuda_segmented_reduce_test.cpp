@@ -577,6 +577,12 @@ TEST_F(CudaSegmentedReduce, BadArguments) {
   expect(Errc::invalid_argument,
          [&] { cuda::segmented_arg_reduce(ReduceOp::argmax, DType::f32, x, 16, o, 2, d_out.as<I64>(), nullptr); },
          "null values");
+  expect(Errc::invalid_argument,
+         [&] {
+           cuda::detail::segmented_reduce_on_path(cuda::detail::SegmentedPath::group, ReduceOp::argmax, DType::f32, x, 16,
+                                                  o, 2, out, ws, nullptr);
+         },
+         "argmax on the group path");
   expect(Errc::unsupported, [&] { cuda::segmented_reduce(static_cast<ReduceOp>(9), DType::f32, x, 16, o, 2, out); },
          "unknown op");
   expect(Errc::unsupported, [&] { cuda::segmented_reduce(ReduceOp::sum, static_cast<DType>(9), x, 16, o, 2, out); },

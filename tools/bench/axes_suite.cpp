@@ -30,6 +30,7 @@
 
 #include "axes_common.hpp"
 #include "cub_segmented.hpp"
+#include "foldkit/cuda/dispatch/segmented_runtime.hpp"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/tensor_reduce.hpp"
 #include "foldkit/cuda/tensor_scan.hpp"
@@ -364,6 +365,7 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
       std::tie(fk.plan, fk.config) =
           scan_plan_text(c, view(pool.copy(0), dtype, shape), view(outs_.check(0), out_dtype, out_shape));
     } else {
+      fk.plan = foldkit::cuda::detail::segmented_path_name(foldkit::cuda::detail::segmented_reduce_path(ReduceOp::sum));
       fk.config = std::to_string(num_segments) + " segments, n = " + std::to_string(n) +
                   "; bytes count the input only (the int64 offsets and the outputs are not counted)";
     }

@@ -35,6 +35,10 @@ void segmented_reduce_on_path(SegmentedPath path, ReduceOp op, DType dtype, cons
                               const std::int64_t* d_offsets, std::int64_t num_segments, void* d_out, Workspace ws,
                               cudaStream_t stream, std::int32_t* d_status = nullptr);
 
+// The path segmented_reduce's offsets form takes for `op` (merge or group), and its name.
+SegmentedPath segmented_reduce_path(ReduceOp op);
+const char* segmented_path_name(SegmentedPath path);
+
 // The prefetch distance (tiles ahead; 0: none) the library picks for such a call on the current
 // device.
 int segmented_reduce_prefetch_tiles(std::int64_t n, std::int64_t num_segments, ReduceOp op, DType dtype);
