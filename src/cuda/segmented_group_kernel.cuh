@@ -120,7 +120,24 @@ struct VectorView {
       if (i >= 0 && i < n) x[k] = in[i];
     }
   }
+  // Vector q; kEdge: the caller's range may hold a partial end vector, read element by element
+  // (without kEdge the loop has no such test).
+  template <bool kEdge>
+  __device__ __forceinline__ void load_any(std::int64_t q, T (&x)[kVec]) const {
+    if (!kEdge || whole(q)) load(q, x);
+    else load_edge(q, x);
+  }
 };
+
+// acc . x[k] over the positions pos0 + k that lie inside [0, len), in order (both kernels' fold).
+template <class Tr, class F, class T, int kVec, class I>
+__device__ __forceinline__ void fold_inside(const F& f, typename Tr::accum_type& acc, const T (&x)[kVec], I pos0, I len) {
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const I pos = pos0 + k;
+    if (pos >= 0 && pos < len) acc = f(acc, Tr::from_element(x[k], 0));
+  }
+}
 
 // ---- the group kernel --------------------------------------------------------------------------
 
@@ -184,23 +201,14 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::kSegGroupMinBlock
 #pragma unroll
           for (int u = 0; u < kLoads; ++u) {
             const int j = (k + u) * kLanes + gl;  // this lane's vector of the segment
-            if (j < span[d]) {
-              if (!kEdge || v.whole(q0[d] + j)) v.load(q0[d] + j, x[d][u]);
-              else v.load_edge(q0[d] + j, x[d][u]);
-            }
+            if (j < span[d]) v.template load_any<kEdge>(q0[d] + j, x[d][u]);
           }
 #pragma unroll
         for (int d = 0; d < kBatches; ++d)
 #pragma unroll
           for (int u = 0; u < kLoads; ++u) {
             const int j = (k + u) * kLanes + gl;
-            if (j < span[d]) {
-#pragma unroll
-              for (int c = 0; c < kVec; ++c) {
-                const int pos = pos0[d] + j * kVec + c;
-                if (pos >= 0 && pos < len[d]) acc[d] = f(acc[d], Tr::from_element(x[d][u][c], 0));
-              }
-            }
+            if (j < span[d]) fold_inside<Tr>(f, acc[d], x[d][u], pos0[d] + j * kVec, len[d]);
           }
       }
     };
@@ -275,21 +283,12 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
 #pragma unroll
         for (int u = 0; u < kLoads; ++u) {
           const std::int64_t j = j0 + static_cast<std::int64_t>(u) * kThreads + tid;
-          if (j < span) {
-            if (!kEdge || v.whole(q0 + j)) v.load(q0 + j, x[u]);
-            else v.load_edge(q0 + j, x[u]);
-          }
+          if (j < span) v.template load_any<kEdge>(q0 + j, x[u]);
         }
 #pragma unroll
         for (int u = 0; u < kLoads; ++u) {
           const std::int64_t j = j0 + static_cast<std::int64_t>(u) * kThreads + tid;
-          if (j < span) {
-#pragma unroll
-            for (int k = 0; k < kVec; ++k) {
-              const std::int64_t pos = pos0 + j * kVec + k;
-              if (pos >= 0 && pos < clen) acc = f(acc, Tr::from_element(x[u][k], 0));
-            }
-          }
+          if (j < span) fold_inside<Tr>(f, acc, x[u], pos0 + j * kVec, clen);
         }
       }
     };
