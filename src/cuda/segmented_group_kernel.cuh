@@ -40,7 +40,7 @@
 #include "common/segmented_prepare.hpp"  // the offsets' rules
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
-#include "foldkit/cuda/warp/warp_shuffle.cuh"
+#include "foldkit/cuda/warp/warp_reduce.cuh"
 #include "foldkit/ops.hpp"
 #include "segmented_reduce_launch.cuh"
 
@@ -216,12 +216,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::kSegGroupMinBlock
     else fold_rounds(std::false_type{});
 #pragma unroll
     for (int d = 0; d < kBatches; ++d) {
-      // The group's fixed tree: lane gl takes lane gl + o's fold (higher positions on the right).
-#pragma unroll
-      for (int o = kLanes / 2; o > 0; o >>= 1) {
-        const A other = shfl_down_any(acc[d], static_cast<unsigned>(o));
-        if (gl + o < kLanes) acc[d] = f(acc[d], other);
-      }
+      acc[d] = group_reduce(acc[d], kLanes, f);  // the group's fixed tree: its first lane gets the fold
       if (gl == 0 && to_write[d]) static_cast<R*>(p.out)[s0 + d * kPerWarp + g] = Tr::finalize(acc[d], len[d]);
     }
     mine = mine_next;
