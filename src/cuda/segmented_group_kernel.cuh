@@ -2,11 +2,11 @@
 // in stream order, no host synchronisation. The merge path (segmented_reduce_kernel.cuh) stages
 // 32 KiB tiles through shared memory with masks, a block scan and a look-back; this path reads each
 // short segment where it lies, the design foldkit-seg-group-probe measured faster on both of
-// issue #22's layouts (tuning/segmented_reduce_tuning.hpp). This path itself is not yet measured
-// on a GPU: the library takes it only when tuning::kSegGroupDefault says so.
+// issue #22's layouts (tuning/segmented_reduce_tuning.hpp). The library takes it only when
+// tuning::kSegGroupDefault says so.
 //
-//   prepare_group_kernel   one thread an offset: validates it (the merge path's rule: a bad one
-//       sets the workspace flag) and lists each segment longer than seg_group_long_items() in the
+//   prepare_group_kernel   validates each offset (kSegPrepareSegments a block, all of a thread's
+//       loaded at once; the merge path's rule: a bad one sets the workspace flag) and lists each segment longer than seg_group_long_items() in the
 //       workspace: an entry (segment, chunk length, first chunk slot, chunks) by two atomics, and
 //       the entry's index in the slot map for each of its chunk slots. The entries' order varies
 //       from call to call; nothing a result depends on does (a chunk's range is a function of the
@@ -56,34 +56,49 @@ __device__ __forceinline__ bool warp_any(bool v) { return __any_sync(0xffffffffu
 
 // ---- the prepare kernel ------------------------------------------------------------------------
 
+// A block takes kSegPrepareSegments consecutive offsets (a thread kPerThread of them, strided by
+// the block's width so that each load is coalesced, all issued before the first is used: one
+// DRAM round trip a block, the merge path's validation kernel's finding, tuning file).
 template <int kElementBytes>
 __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kernel(GroupParams p) {
   constexpr int kVec = 16 / kElementBytes;
+  constexpr int kThreads = tuning::kSegPrepareThreads;
+  constexpr int kPerThread = tuning::kSegPrepareSegments / kThreads;
   const std::int64_t S = p.num_segments, n = p.n;
   const std::int64_t long_items = tuning::seg_group_long_items(kElementBytes);
   const std::int64_t chunk_min = tuning::seg_group_chunk_items(kElementBytes);
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i <= S;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t v0 = p.offsets[i];
-    const std::int64_t v1 = i < S ? p.offsets[i + 1] : 0;
-    if (foldkit::detail::bad_offset(v0, i < S, v1, n)) {
-      *static_cast<volatile unsigned*>(p.header) = 1u;
-      continue;
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * tuning::kSegPrepareSegments + threadIdx.x; first <= S;
+       first += static_cast<std::int64_t>(gridDim.x) * tuning::kSegPrepareSegments) {
+    std::int64_t v0[kPerThread], v1[kPerThread];
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const std::int64_t i = first + static_cast<std::int64_t>(k) * kThreads;
+      v0[k] = i <= S ? p.offsets[i] : 0;
+      v1[k] = i < S ? p.offsets[i + 1] : 0;
     }
-    if (i == S || foldkit::detail::offset_outside(v1, n) || v1 - v0 <= long_items) continue;
-    const std::int64_t len = v1 - v0;
-    // Chunks of at least chunk_min elements, at most kSegGroupMaxChunks of them, in whole vectors.
-    std::int64_t per = (len + tuning::kSegGroupMaxChunks - 1) / tuning::kSegGroupMaxChunks;
-    per = per < chunk_min ? chunk_min : (per + kVec - 1) / kVec * kVec;
-    const int count = static_cast<int>((len + per - 1) / per);
-    const unsigned e = atomicAdd(p.header + kGroupEntriesWord, 1u);
-    const unsigned base = atomicAdd(p.header + kGroupSlotsWord, static_cast<unsigned>(count));
-    if (e >= p.max_entries || static_cast<std::int64_t>(base) + count > p.max_slots) {  // only bad offsets get here
-      *static_cast<volatile unsigned*>(p.header) = 1u;
-      continue;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const std::int64_t i = first + static_cast<std::int64_t>(k) * kThreads;
+      if (i > S) continue;
+      if (foldkit::detail::bad_offset(v0[k], i < S, v1[k], n)) {
+        *static_cast<volatile unsigned*>(p.header) = 1u;
+        continue;
+      }
+      if (i == S || foldkit::detail::offset_outside(v1[k], n) || v1[k] - v0[k] <= long_items) continue;
+      const std::int64_t len = v1[k] - v0[k];
+      // Chunks of at least chunk_min elements, at most kSegGroupMaxChunks of them, in whole vectors.
+      std::int64_t per = (len + tuning::kSegGroupMaxChunks - 1) / tuning::kSegGroupMaxChunks;
+      per = per < chunk_min ? chunk_min : (per + kVec - 1) / kVec * kVec;
+      const int count = static_cast<int>((len + per - 1) / per);
+      const unsigned e = atomicAdd(p.header + kGroupEntriesWord, 1u);
+      const unsigned base = atomicAdd(p.header + kGroupSlotsWord, static_cast<unsigned>(count));
+      if (e >= p.max_entries || static_cast<std::int64_t>(base) + count > p.max_slots) {  // only bad offsets get here
+        *static_cast<volatile unsigned*>(p.header) = 1u;
+        continue;
+      }
+      p.entries[e] = GroupEntry{i, per, static_cast<int>(base), count};
+      for (int c = 0; c < count; ++c) p.map[base + c] = static_cast<int>(e);
     }
-    p.entries[e] = GroupEntry{i, per, static_cast<int>(base), count};
-    for (int c = 0; c < count; ++c) p.map[base + c] = static_cast<int>(e);
   }
 }
 
@@ -98,20 +113,26 @@ struct VectorView {
   const T* in;
   const unsigned char* vbase;  // the first vector's address
   std::int64_t lead, n, last;  // last: the last vector's index
+  // Elements [0, edge_lo) lie in a partial first vector, [edge_hi, n) in a partial last one (a
+  // range [b, e) touches one iff b < edge_lo or e > edge_hi).
+  std::int64_t edge_lo, edge_hi;
   __device__ __forceinline__ explicit VectorView(const void* p, std::int64_t count) : in(static_cast<const T*>(p)), n(count) {
     const auto addr = reinterpret_cast<std::uintptr_t>(p);
     vbase = reinterpret_cast<const unsigned char*>(addr & ~std::uintptr_t{15});
     lead = static_cast<std::int64_t>((addr & 15u) / sizeof(T));
     last = count > 0 ? (count - 1 + lead) / kVec : 0;
+    edge_lo = lead != 0 ? kVec - lead : 0;
+    edge_hi = count - (count + lead) % kVec;
   }
   // Whether vector q lies wholly inside [0, n).
   __device__ __forceinline__ bool whole(std::int64_t q) const {
     return (q > 0 || lead == 0) && (q < last || (n + lead) % kVec == 0);
   }
-  __device__ __forceinline__ void load(std::int64_t q, T (&x)[kVec]) const {
-    const uint4 raw = load16_stream(vbase + q * 16);
+  __device__ __forceinline__ void load_at(const unsigned char* at, T (&x)[kVec]) const {
+    const uint4 raw = load16_stream(at);
     memcpy(x, &raw, 16);
   }
+  __device__ __forceinline__ void load(std::int64_t q, T (&x)[kVec]) const { load_at(vbase + q * 16, x); }
   // Element by element, only positions inside [0, n) (the others are left as they are: never folded).
   __device__ __forceinline__ void load_edge(std::int64_t q, T (&x)[kVec]) const {
 #pragma unroll
@@ -130,94 +151,140 @@ struct VectorView {
 };
 
 // acc . x[k] over the positions pos0 + k that lie inside [0, len), in order (both kernels' fold).
-template <class Tr, class F, class T, int kVec, class I>
-__device__ __forceinline__ void fold_inside(const F& f, typename Tr::accum_type& acc, const T (&x)[kVec], I pos0, I len) {
+// One unsigned compare a position (a negative one wraps past len).
+template <class Tr, class F, class T, int kVec, class I, class L>
+__device__ __forceinline__ void fold_inside(const F& f, typename Tr::accum_type& acc, const T (&x)[kVec], I pos0, L len) {
+  using U = std::make_unsigned_t<I>;
 #pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    const I pos = pos0 + k;
-    if (pos >= 0 && pos < len) acc = f(acc, Tr::from_element(x[k], 0));
-  }
+  for (int k = 0; k < kVec; ++k)
+    if (static_cast<U>(pos0 + k) < static_cast<U>(len)) acc = f(acc, Tr::from_element(x[k], 0));
 }
 
 // ---- the group kernel --------------------------------------------------------------------------
 
-template <ReduceOp Op, class T>
-__global__ void __launch_bounds__(tuning::kSegThreads, tuning::kSegGroupMinBlocks) segmented_group_kernel(GroupParams p) {
-  using Tr = reduce_traits<Op, T>;
+// One batch-set of a step: segments first + d * (32 / kLanes) + g of the step at s0 (d <
+// kBatches, g this lane's group), their offsets in lanes 0 .. of `mine`, kLanes lanes a segment
+// and kLoads vectors a lane in flight a batch; each written by its group's first lane. The loop
+// is the probe's: a pointer a batch, 32-bit positions, one unsigned compare an element (SASS
+// sm_90: the first port, with 64-bit vector indices and two compares an element, had 226
+// instructions a round of 8 loads against the probe's 152 and took 379 us on 2^22 segments of
+// 0-128 f32 against the probe's 293, H200 2026-11-29: the kernel is issue-bound).
+template <class Tr, int kLanes, int kLoads, int kBatches, class T, class F>
+__device__ __forceinline__ void fold_segments(const GroupParams& p, const VectorView<T>& v, const F& f, std::int64_t mine,
+                                              std::int64_t s0, int first, int lane) {
   using A = typename Tr::accum_type;
   using R = typename Tr::result_type;
+  constexpr int kPerWarp = 32 / kLanes;
+  constexpr int kVec = VectorView<T>::kVec;
+  const int g = lane / kLanes, gl = lane % kLanes;
+  const std::int64_t S = p.num_segments;
+  const std::int64_t long_items = tuning::seg_group_long_items(sizeof(T));
+  // Per batch: this lane's first vector of its segment (vector gl), the position of that
+  // vector's first element relative to the segment (32 bits: a group's segments are at most
+  // long_items long), and the segment's vectors (span).
+  const unsigned char* vp[kBatches];
+  int pos0[kBatches], span[kBatches];
+  unsigned len[kBatches];
+  bool to_write[kBatches];
+  unsigned rounds = 0;
+  bool edge = false;
+#pragma unroll
+  for (int d = 0; d < kBatches; ++d) {
+    const int i = first + d * kPerWarp + g;
+    const std::int64_t b = __shfl_sync(0xffffffffu, mine, i);
+    const std::int64_t e = __shfl_sync(0xffffffffu, mine, i + 1);
+    to_write[d] = s0 + i < S && e - b <= long_items;
+    len[d] = to_write[d] ? static_cast<unsigned>(e - b) : 0u;
+    const std::int64_t vb = b + v.lead;  // the segment's first virtual position (>= 0)
+    const std::int64_t q0 = static_cast<std::int64_t>(static_cast<std::uint64_t>(vb) / kVec);
+    pos0[d] = static_cast<int>(q0 * kVec - vb) + gl * kVec;  // (-kVec < vector q0's <= 0)
+    span[d] = len[d] > 0 ? static_cast<int>(static_cast<std::uint64_t>(e - 1 + v.lead) / kVec - q0 + 1) : 0;
+    vp[d] = v.vbase + (q0 + gl) * 16;  // (read only where gl < span)
+    const unsigned r = (static_cast<unsigned>(span[d]) + kLanes - 1) / kLanes;
+    rounds = r > rounds ? r : rounds;
+    edge |= len[d] > 0 && (b < v.edge_lo || e > v.edge_hi);
+  }
+  const int warp_rounds = static_cast<int>(warp_max(rounds));
+  A acc[kBatches];
+#pragma unroll
+  for (int d = 0; d < kBatches; ++d) acc[d] = Tr::identity();
+  // The rounds; kEdge: some vector is the array's first or last one and partial (at most two
+  // steps a call), read element by element. The common path has no such test in it.
+  const auto fold_rounds = [&](auto edge_tag) {
+    constexpr bool kEdge = decltype(edge_tag)::value;
+    for (int k = 0; k < warp_rounds; k += kLoads) {
+      T x[kBatches][kLoads][kVec];
+#pragma unroll
+      for (int d = 0; d < kBatches; ++d)
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) {
+          const unsigned char* at = vp[d] + (k + u) * kLanes * 16;
+          if ((k + u) * kLanes + gl < span[d]) {
+            if (kEdge) v.template load_any<true>((at - v.vbase) / 16, x[d][u]);
+            else v.load_at(at, x[d][u]);
+          }
+        }
+      // (A vector not loaded lies past its segment: fold_inside skips all its positions.)
+#pragma unroll
+      for (int d = 0; d < kBatches; ++d)
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) fold_inside<Tr>(f, acc[d], x[d][u], pos0[d] + (k + u) * kLanes * kVec, len[d]);
+    }
+  };
+  if (warp_any(edge)) fold_rounds(std::true_type{});
+  else fold_rounds(std::false_type{});
+#pragma unroll
+  for (int d = 0; d < kBatches; ++d) {
+    acc[d] = group_reduce(acc[d], kLanes, f);  // the group's fixed tree: its first lane gets the fold
+    if (gl == 0 && to_write[d])
+      static_cast<R*>(p.out)[s0 + first + d * kPerWarp + g] = Tr::finalize(acc[d], static_cast<std::int64_t>(len[d]));
+  }
+}
+
+// A warp takes steps of kStepSegs consecutive segments (warps grid-stride over steps, so the
+// grid reads the input front to back; the next step's offsets are loaded before this step's
+// data). A step whose longest segment fits kShortLanes x kShortLoads vectors (every lane's loads
+// in one round) is folded kShortLanes lanes a segment, all kStepSegs at once; any other step in
+// sets of kBatches batches of kLanes lanes a segment. Which set a segment's step takes depends on
+// the offsets alone (steps start at multiples of kStepSegs), so the bits do too. The defaults are
+// the tuning file's; foldkit-seg-group-probe instantiates others (kShortLanes 0: no short steps).
+template <ReduceOp Op, class T, int kLanes = tuning::kSegGroupLanes, int kLoads = tuning::kSegGroupLoads,
+          int kBatches = tuning::seg_group_batches(sizeof(T)), int kMinBlocks = tuning::kSegGroupMinBlocks,
+          int kShortLanes = tuning::kSegGroupShortLanes, int kShortLoads = tuning::kSegGroupShortLoads>
+__global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_group_kernel(GroupParams p) {
+  using Tr = reduce_traits<Op, T>;
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
-  constexpr int kLanes = tuning::kSegGroupLanes, kLoads = tuning::kSegGroupLoads;
-  constexpr int kBatches = tuning::seg_group_batches(sizeof(T));
-  constexpr int kPerWarp = 32 / kLanes, kSegs = kPerWarp * kBatches;
-  static_assert(kSegs < 32, "a step's kSegs + 1 offsets, one a lane");
+  constexpr int kSetSegs = 32 / kLanes * kBatches;
+  constexpr int kStepSegs = kShortLanes > 0 ? 32 / kShortLanes : kSetSegs;
+  static_assert(kStepSegs < 32 && kStepSegs % kSetSegs == 0, "a step's kStepSegs + 1 offsets, one a lane; whole sets");
   using View = VectorView<T>;
   constexpr int kVec = View::kVec;
   if (load_acquire(p.header) != 0u) return;  // bad offsets: nothing written (warp-uniform)
   const typename Tr::combine_type f{};
   const View v(p.in, p.n);
   const std::int64_t S = p.num_segments;
-  const std::int64_t long_items = tuning::seg_group_long_items(sizeof(T));
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  const int g = lane / kLanes, gl = lane % kLanes;
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32) * kSegs;
-  const auto load_offsets = [&](std::int64_t s0) { return lane <= kSegs && s0 + lane <= S ? p.offsets[s0 + lane] : std::int64_t{0}; };
-  std::int64_t s0 = warp * kSegs;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32) * kStepSegs;
+  const auto load_offsets = [&](std::int64_t s0) { return lane <= kStepSegs && s0 + lane <= S ? p.offsets[s0 + lane] : std::int64_t{0}; };
+  std::int64_t s0 = warp * kStepSegs;
   std::int64_t mine = s0 < S ? load_offsets(s0) : 0;
   for (; s0 < S; s0 += step) {
     const std::int64_t mine_next = s0 + step < S ? load_offsets(s0 + step) : 0;  // in flight during this step
-    // Positions relative to a segment fit 32 bits: a group's segments are at most long_items long.
-    std::int64_t q0[kBatches];
-    int pos0[kBatches], len[kBatches], span[kBatches];
-    bool to_write[kBatches];
-    unsigned rounds = 0;
-    bool edge = false;
-#pragma unroll
-    for (int d = 0; d < kBatches; ++d) {
-      const std::int64_t b = __shfl_sync(0xffffffffu, mine, d * kPerWarp + g);
-      const std::int64_t e = __shfl_sync(0xffffffffu, mine, d * kPerWarp + g + 1);
-      to_write[d] = s0 + d * kPerWarp + g < S && e - b <= long_items;
-      len[d] = to_write[d] ? static_cast<int>(e - b) : 0;
-      q0[d] = (b + v.lead) / kVec;
-      pos0[d] = static_cast<int>(q0[d] * kVec - (b + v.lead));  // vector q0's first position, relative to the segment (-kVec < . <= 0)
-      span[d] = len[d] > 0 ? static_cast<int>((e - 1 + v.lead) / kVec - q0[d] + 1) : 0;
-      const auto r = static_cast<unsigned>((span[d] + kLanes - 1) / kLanes);
-      rounds = r > rounds ? r : rounds;
-      edge |= span[d] > 0 && (!v.whole(q0[d]) || !v.whole(q0[d] + span[d] - 1));
+    bool short_step = false;
+    if constexpr (kShortLanes > 0) {
+      // Lane l: segment s0 + l's vectors (0 for a long or missing one).
+      const std::int64_t e = __shfl_down_sync(0xffffffffu, mine, 1);
+      unsigned span = 0;
+      if (lane < kStepSegs && s0 + lane < S && e > mine && e - mine <= tuning::seg_group_long_items(sizeof(T)))
+        span = static_cast<unsigned>(static_cast<std::uint64_t>(e - 1 + v.lead) / kVec - static_cast<std::uint64_t>(mine + v.lead) / kVec + 1);
+      short_step = warp_max(span) <= static_cast<unsigned>(kShortLanes * kShortLoads);
     }
-    const int warp_rounds = static_cast<int>(warp_max(rounds));
-    A acc[kBatches];
-#pragma unroll
-    for (int d = 0; d < kBatches; ++d) acc[d] = Tr::identity();
-    // The step's rounds; kEdge: some vector is the array's first or last one and partial (at
-    // most two steps a call), read element by element. The common path has no such test in it.
-    const auto fold_rounds = [&](auto edge_tag) {
-      constexpr bool kEdge = decltype(edge_tag)::value;
-      for (int k = 0; k < warp_rounds; k += kLoads) {
-        T x[kBatches][kLoads][kVec];
-#pragma unroll
-        for (int d = 0; d < kBatches; ++d)
-#pragma unroll
-          for (int u = 0; u < kLoads; ++u) {
-            const int j = (k + u) * kLanes + gl;  // this lane's vector of the segment
-            if (j < span[d]) v.template load_any<kEdge>(q0[d] + j, x[d][u]);
-          }
-#pragma unroll
-        for (int d = 0; d < kBatches; ++d)
-#pragma unroll
-          for (int u = 0; u < kLoads; ++u) {
-            const int j = (k + u) * kLanes + gl;
-            if (j < span[d]) fold_inside<Tr>(f, acc[d], x[d][u], pos0[d] + j * kVec, len[d]);
-          }
-      }
-    };
-    if (warp_any(edge)) fold_rounds(std::true_type{});
-    else fold_rounds(std::false_type{});
-#pragma unroll
-    for (int d = 0; d < kBatches; ++d) {
-      acc[d] = group_reduce(acc[d], kLanes, f);  // the group's fixed tree: its first lane gets the fold
-      if (gl == 0 && to_write[d]) static_cast<R*>(p.out)[s0 + d * kPerWarp + g] = Tr::finalize(acc[d], len[d]);
+    if (short_step) {
+      fold_segments<Tr, (kShortLanes > 0 ? kShortLanes : kLanes), kShortLoads, 1>(p, v, f, mine, s0, 0, lane);
+    } else {
+#pragma unroll 1
+      for (int first = 0; first < kStepSegs; first += kSetSegs) fold_segments<Tr, kLanes, kLoads, kBatches>(p, v, f, mine, s0, first, lane);
     }
     mine = mine_next;
   }
@@ -265,25 +332,39 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
     const int c = static_cast<int>(slot - en.base);
     const std::int64_t b = p.offsets[en.segment], e = p.offsets[en.segment + 1];
     const std::int64_t cb = b + c * en.chunk_items, ce = cb + en.chunk_items < e ? cb + en.chunk_items : e;
-    // The chunk's vectors: thread t takes t, t + kThreads, ... of them, kLoads at a time.
-    const std::int64_t q0 = (cb + v.lead) / kVec, pos0 = q0 * kVec - (cb + v.lead);
-    const std::int64_t span = (ce - 1 + v.lead) / kVec - q0 + 1;
-    const std::int64_t clen = ce - cb;
+    // The chunk's vectors: thread t takes t, t + kThreads, ... of them, kLoads at a time. Only
+    // its first and last can hold elements outside it: the others are folded whole. Positions
+    // relative to the chunk fit 32 bits (a chunk is at most n / kSegGroupMaxChunks + chunk_min
+    // elements, n < 2^36 on any GPU's memory).
+    const std::int64_t q0 = (cb + v.lead) / kVec;
+    const int pos0 = static_cast<int>(q0 * kVec - (cb + v.lead));
+    const int span = static_cast<int>((ce - 1 + v.lead) / kVec - q0 + 1);
+    const auto clen = static_cast<unsigned>(ce - cb);
     const bool edge = !v.whole(q0) || !v.whole(q0 + span - 1);  // block-uniform
+    const unsigned char* const first = v.vbase + (q0 + tid) * 16;
     A acc = Tr::identity();
     const auto fold_chunk = [&](auto edge_tag) {
       constexpr bool kEdge = decltype(edge_tag)::value;
-      for (std::int64_t j0 = 0; j0 < span; j0 += static_cast<std::int64_t>(kThreads) * kLoads) {
+      for (int j0 = 0; j0 < span; j0 += kThreads * kLoads) {
         T x[kLoads][kVec];
 #pragma unroll
         for (int u = 0; u < kLoads; ++u) {
-          const std::int64_t j = j0 + static_cast<std::int64_t>(u) * kThreads + tid;
-          if (j < span) v.template load_any<kEdge>(q0 + j, x[u]);
+          const int j = j0 + u * kThreads + tid;
+          const unsigned char* at = first + static_cast<std::int64_t>(j0 + u * kThreads) * 16;
+          if (j < span) {
+            if (kEdge) v.template load_any<true>((at - v.vbase) / 16, x[u]);
+            else v.load_at(at, x[u]);
+          }
         }
 #pragma unroll
         for (int u = 0; u < kLoads; ++u) {
-          const std::int64_t j = j0 + static_cast<std::int64_t>(u) * kThreads + tid;
-          if (j < span) fold_inside<Tr>(f, acc, x[u], pos0 + j * kVec, clen);
+          const int j = j0 + u * kThreads + tid;
+          if (j > 0 && j < span - 1) {
+#pragma unroll
+            for (int k = 0; k < kVec; ++k) acc = f(acc, Tr::from_element(x[u][k], 0));
+          } else if (j < span) {
+            fold_inside<Tr>(f, acc, x[u], pos0 + j * kVec, clen);
+          }
         }
       }
     };
@@ -339,9 +420,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
 #if defined(__CUDACC__)
 template <ReduceOp Op, class T>
 void launch_group(const GroupParams& p, int sm_count, cudaStream_t stream) {
-  constexpr int kPrep = tuning::kSegPrepareThreads;
-  const auto prep_grid = static_cast<unsigned>((p.num_segments + 1 + kPrep - 1) / kPrep);
-  prepare_group_kernel<sizeof(T)><<<prep_grid, kPrep, 0, stream>>>(p);
+  prepare_group_kernel<sizeof(T)><<<group_prepare_blocks(p.num_segments), tuning::kSegPrepareThreads, 0, stream>>>(p);
   segmented_group_kernel<Op, T><<<static_cast<unsigned>(sm_count * tuning::kSegGroupMinBlocks), tuning::kSegThreads, 0, stream>>>(p);
   segmented_group_chunks_kernel<Op, T>
       <<<static_cast<unsigned>(sm_count * tuning::seg_group_chunk_min_blocks(sizeof(T))), tuning::kSegThreads, 0, stream>>>(p);

@@ -163,6 +163,11 @@ inline GroupParams group_params(const GroupLayout& l, unsigned char* base, const
   return p;
 }
 
+// prepare_group_kernel's grid: a block per kSegPrepareSegments offsets (num_segments + 1 of them).
+inline unsigned group_prepare_blocks(std::int64_t num_segments) {
+  return static_cast<unsigned>((num_segments + tuning::kSegPrepareSegments) / tuning::kSegPrepareSegments);
+}
+
 // The group path's three kernels (every op but argmin/argmax).
 template <ReduceOp Op, class T>
 void launch_group(const GroupParams& p, int sm_count, cudaStream_t stream);

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "axes_common.hpp"
+#include "cuda/segmented_group_kernel.cuh"  // the library's group path kernels, in other shapes too
 #include "ceiling_kernel.hpp"
 #include "common/segmented_prepare.hpp"  // the offsets' rule
 #include "foldkit/cuda/block/block_reduce.cuh"
@@ -502,6 +503,11 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
                                                     foldkit::DType::f32, in, n, d_off, S, d_out,
                                                     foldkit::cuda::Workspace{d_lib_ws, lib_ws_bytes}, s);
   });
+  add("library: merge path (detail::segmented_reduce_on_path)", [&](const void* in) {
+    foldkit::cuda::detail::segmented_reduce_on_path(foldkit::cuda::detail::SegmentedPath::merge, foldkit::ReduceOp::sum,
+                                                    foldkit::DType::f32, in, n, d_off, S, d_out,
+                                                    foldkit::cuda::Workspace{d_lib_ws, lib_ws_bytes}, s);
+  });
   auto launch_long = [&, num_chunks](const void* in) {
     if (num_chunks == 0) return;
     const unsigned grid = static_cast<unsigned>(std::min(num_chunks, gpu.sm_count * 8));
@@ -642,6 +648,60 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   library_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, Pred{});
   library_row(I<4>{}, I<2>{}, I<3>{}, I<4>{}, Pred{});
 
+  // The library's own group path kernels (src/cuda/segmented_group_kernel.cuh), launched here with
+  // the library's prepare and chunk kernels on a workspace of this probe's: the group kernel in
+  // the library's shape and in others (lanes G, loads U, batches D, launch-bounds blocks B).
+  namespace seg = foldkit::cuda::seg;
+  const seg::GroupLayout glay = seg::group_layout(n, sizeof(float));
+  unsigned char* d_gws = nullptr;
+  check_cuda(cudaMalloc(&d_gws, glay.bytes), "cudaMalloc");
+  check_cuda(cudaMemset(d_gws, 0, glay.bytes), "cudaMemset");  // (every call leaves it zeroed)
+  int chunk_fit = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&chunk_fit, seg::segmented_group_chunks_kernel<foldkit::ReduceOp::sum, float>,
+                                                           kThreads, 0),
+             "occupancy");
+  const auto gparams = [&](const void* in) { return seg::group_params(glay, d_gws, in, n, d_off, S, d_out, nullptr); };
+  const auto lib_prepare = [&](const seg::GroupParams& p) {
+    seg::prepare_group_kernel<4><<<seg::group_prepare_blocks(S), foldkit::cuda::tuning::kSegPrepareThreads, 0, s>>>(p);
+    check_cuda(cudaGetLastError(), "prepare_group_kernel launch");
+  };
+  const auto lib_chunks = [&](const seg::GroupParams& p) {
+    seg::segmented_group_chunks_kernel<foldkit::ReduceOp::sum, float><<<static_cast<unsigned>(gpu.sm_count * chunk_fit), kThreads, 0, s>>>(p);
+    check_cuda(cudaGetLastError(), "segmented_group_chunks_kernel launch");
+  };
+  // <G, U, D, B, SG, SU>: SG lanes a segment and SU loads a lane in a short step (SG 0: none).
+  auto lib_group_row = [&](auto g_tag, auto u_tag, auto d_tag, auto b_tag, auto sg_tag, auto su_tag, bool alone) {
+    constexpr int G = decltype(g_tag)::value, U = decltype(u_tag)::value, D = decltype(d_tag)::value, B = decltype(b_tag)::value;
+    constexpr int SG = decltype(sg_tag)::value, SU = decltype(su_tag)::value;
+    const auto kernel = seg::segmented_group_kernel<foldkit::ReduceOp::sum, float, G, U, D, B, SG, SU>;
+    int fit = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kThreads, 0), "occupancy");
+    const unsigned grid = static_cast<unsigned>(gpu.sm_count * std::min(fit, 8));
+    const std::string what = "lib kernels: group<" + std::to_string(G) + "," + std::to_string(U) + "," + std::to_string(D) + "," +
+                             std::to_string(B) + "," + std::to_string(SG) + "," + std::to_string(SU) + "> " +
+                             std::to_string(std::min(fit, 8)) + "/SM";
+    const fkbench::Call call = [&, grid, kernel, alone](const void* in) {
+      const seg::GroupParams p = gparams(in);
+      if (!alone) lib_prepare(p);
+      kernel<<<grid, kThreads, 0, s>>>(p);
+      check_cuda(cudaGetLastError(), "segmented_group_kernel launch");
+      if (!alone) lib_chunks(p);
+    };
+    if (alone) add_part("part: " + what + " alone", call);
+    else add(what + " + prepare + chunks", call);
+  };
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<2>{}, I<4>{}, false);  // the library's shape (tuning file)
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);  // no short steps (the first port's)
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, I<2>{}, I<4>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<2>{}, I<2>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<4>{}, I<2>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<2>{}, I<4>{}, true);
+  add_part("part: lib kernels: prepare + chunks", [&](const void* in) {
+    const seg::GroupParams p = gparams(in);
+    lib_prepare(p);
+    lib_chunks(p);
+  });
+
   // The power-law mix's two parts alone (not checked: each leaves the other's segments unwritten).
   if (num_chunks > 0) {
     add_part("part: long chunks alone (long_kernel)", launch_long);
@@ -677,7 +737,7 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
                   static_cast<void*>(d_base), static_cast<void*>(d_count), static_cast<void*>(d_partials),
                   static_cast<void*>(d_tickets), static_cast<void*>(d_flag), static_cast<void*>(d_entries),
                   static_cast<void*>(d_counters), static_cast<void*>(d_list_tickets), static_cast<void*>(d_list_partials),
-                  d_lib_ws})
+                  d_lib_ws, static_cast<void*>(d_gws)})
     cudaFree(p);
   return bad;
 }
