@@ -79,7 +79,7 @@ void repoison(const DeviceBuffer& d, std::size_t bytes) {
 
 // group_path: the offsets form with an explicit workspace on the group path
 // (detail::segmented_reduce_on_path; every op but argmin/argmax) whatever the library picks.
-enum class Form { explicit_ws, convenient, begin_end, arg_reduce, group_path };
+enum class Form { explicit_ws, convenient, begin_end, arg_reduce, group_path, merge_path };
 const char* form_name(Form f) {
   switch (f) {
     case Form::explicit_ws: return "explicit workspace";
@@ -87,6 +87,7 @@ const char* form_name(Form f) {
     case Form::begin_end: return "begin/end";
     case Form::arg_reduce: return "arg_reduce";
     case Form::group_path: return "group path";
+    case Form::merge_path: return "merge path";
   }
   return "?";
 }
@@ -144,8 +145,10 @@ void run_on_device(const Segs& g, const Data<T>& d, Form form, cudaStream_t stre
                                  stream, st);
       break;
     case Form::group_path:
-      cuda::detail::segmented_reduce_on_path(cuda::detail::SegmentedPath::group, Op, dtype_v<T>, d_in, g.n,
-                                             c.offsets.as<I64>(), S, c.out.get(),
+    case Form::merge_path:  // (the library picks one of them: both tested whichever it is)
+      cuda::detail::segmented_reduce_on_path(form == Form::group_path ? cuda::detail::SegmentedPath::group
+                                                                      : cuda::detail::SegmentedPath::merge,
+                                             Op, dtype_v<T>, d_in, g.n, c.offsets.as<I64>(), S, c.out.get(),
                                              ws.get(cuda::segmented_reduce_workspace_bytes(g.n, S, Op, dtype_v<T>)), stream,
                                              st);
       break;
@@ -263,18 +266,18 @@ TEST_F(CudaSegmentedReduce, RandomCases) {
   int cases = 0, failed = 0;
   for (DType dtype : kAllDTypes)
     for (ReduceOp op : kAllReduceOps)
-      for (Form form : {Form::explicit_ws, Form::convenient, Form::begin_end, Form::arg_reduce, Form::group_path}) {
+      for (Form form : {Form::explicit_ws, Form::convenient, Form::begin_end, Form::arg_reduce, Form::group_path, Form::merge_path}) {
         const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
-        if ((form == Form::arg_reduce && !arg) || (form == Form::group_path && arg)) continue;
+        if ((form == Form::arg_reduce && !arg) || ((form == Form::group_path || form == Form::merge_path) && arg)) continue;
         failed += !random_case(rng, op, dtype, form, budget, stream, ws);
         ++cases;
       }
   while (cases < 1200 && failed < 10) {
     const DType dtype = kAllDTypes[rng.uniform(0, 7)];
     const ReduceOp op = kAllReduceOps[rng.uniform(0, 6)];
-    Form form = static_cast<Form>(rng.uniform(0, 4));
+    Form form = static_cast<Form>(rng.uniform(0, 5));
     const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
-    if ((form == Form::arg_reduce && !arg) || (form == Form::group_path && arg)) form = Form::explicit_ws;
+    if ((form == Form::arg_reduce && !arg) || ((form == Form::group_path || form == Form::merge_path) && arg)) form = Form::explicit_ws;
     failed += !random_case(rng, op, dtype, form, rng.uniform(0, 4) == 0 ? budget * 4 : budget / 4 + 1, stream, ws);
     ++cases;
   }
@@ -300,6 +303,7 @@ TEST_F(CudaSegmentedReduce, LargeLayouts) {
     EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::explicit_ws, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::argmax, float>(g, make_data<ReduceOp::argmax, float>(rng, g.n), Form::arg_reduce, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::group_path, stream, ws)));
+    EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::merge_path, stream, ws)));
   }
   {
     std::vector<I64> lens;
@@ -310,6 +314,7 @@ TEST_F(CudaSegmentedReduce, LargeLayouts) {
     EXPECT_TRUE((check_case<ReduceOp::sum, std::int32_t>(g, make_data<ReduceOp::sum, std::int32_t>(rng, g.n), Form::explicit_ws, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::min, half>(g, make_data<ReduceOp::min, half>(rng, g.n, 1e-7), Form::explicit_ws, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::group_path, stream, ws)));
+    EXPECT_TRUE((check_case<ReduceOp::sum, float>(g, make_data<ReduceOp::sum, float>(rng, g.n), Form::merge_path, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::prod, double>(g, make_data<ReduceOp::prod, double>(rng, g.n), Form::group_path, stream, ws)));
     EXPECT_TRUE((check_case<ReduceOp::max, half>(g, make_data<ReduceOp::max, half>(rng, g.n, 1e-7), Form::group_path, stream, ws)));
   }
@@ -334,6 +339,11 @@ TEST_F(CudaSegmentedReduce, Deterministic) {
     run_on_device<ReduceOp::sum, float>(g, d, Form::group_path, nullptr, ws, out, values, status);
     if (k == 0) first = out;
     else EXPECT_TRUE(out == first) << "group path, call " << k << " gave other bits (" << g.what << ")";
+  }
+  for (int k = 0; k < 3; ++k) {  // the merge path (which the library may not pick for sums)
+    run_on_device<ReduceOp::sum, float>(g, d, Form::merge_path, nullptr, ws, out, values, status);
+    if (k == 0) first = out;
+    else EXPECT_TRUE(out == first) << "merge path, call " << k << " gave other bits (" << g.what << ")";
   }
 }
 

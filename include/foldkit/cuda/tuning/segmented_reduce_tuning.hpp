@@ -95,13 +95,19 @@ inline constexpr int kSegSmallFold = 16;
 // its aligned vectors, kSegGroupLoads a lane in flight, seg_group_batches() batches of 32 / lanes
 // segments a warp at a time, the next step's offsets loaded before this step's data); segments
 // longer than seg_group_long_items() go to block chunks. From foldkit-seg-group-probe on the H200
-// (2026-11-29): group<8, 4> with 2 of its 4 loads in flight (ptxas) read 80.8 % of the ceiling
-// on 2^22 segments of 0-128 f32 against the merge path's 67.5 %, and with the long chunks 69.4 %
-// on the power-law mix against 60.1 % (group<4, 2>); the deep variants these constants name are
-// in that probe's next run. Not yet the default (kSegGroupDefault): measured first.
-inline constexpr bool kSegGroupDefault = false;
+// (2026-11-29, 2^22 segments of 0-128 f32 / the power-law mix): the merge path read 67.4 / 60.1 %
+// of the ceiling; the group path with 8 lanes a segment 81.3 / 48.2 % (its group kernel alone
+// 84.4 % on the first; on the second 60 us for the 2^20 short segments, against 17 us at 2 lanes
+// a segment): hence the short steps below. The default: see kSegGroupDefault.
+inline constexpr bool kSegGroupDefault = true;
 inline constexpr int kSegGroupLanes = 8;
 inline constexpr int kSegGroupLoads = 4;
+// Short steps: a warp's step of 32 / kSegGroupShortLanes segments whose longest fits
+// kSegGroupShortLanes x kSegGroupShortLoads vectors is folded kSegGroupShortLanes lanes a segment,
+// all at once (the power-law mix's 2^20 segments of 0-16 f32: at 8 lanes a segment a warp had 1
+// vector a lane in flight, and the group kernel alone took 60 us, probe G=2 17 us).
+inline constexpr int kSegGroupShortLanes = 2;
+inline constexpr int kSegGroupShortLoads = 4;
 // Batches a step: 2, or 1 for 8-byte elements (at 2 their kernels spilled 4-8 bytes at 80
 // registers, ptxas sm_90: 64-bit accumulators and positions).
 constexpr int seg_group_batches(std::size_t element_bytes) { return element_bytes >= 8 ? 1 : 2; }
