@@ -51,6 +51,7 @@ namespace foldkit::cuda::seg {
 #if !defined(FOLDKIT_SEG_EMULATION)
 __device__ __forceinline__ uint4 load16_stream(const void* p) { return __ldcs(static_cast<const uint4*>(p)); }
 __device__ __forceinline__ unsigned warp_max(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }
+__device__ __forceinline__ unsigned warp_sum(unsigned v) { return __reduce_add_sync(0xffffffffu, v); }
 __device__ __forceinline__ bool warp_any(bool v) { return __any_sync(0xffffffffu, v); }
 #endif
 
@@ -67,6 +68,8 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
   const std::int64_t S = p.num_segments, n = p.n;
   const std::int64_t long_items = tuning::seg_group_long_items(kElementBytes);
   const std::int64_t chunk_min = tuning::seg_group_chunk_items(kElementBytes);
+  unsigned short_segments = 0;  // (valid ones of at most seg_group_short_vectors() vectors)
+  const std::int64_t lead = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(p.in) & 15u) / kElementBytes);
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * tuning::kSegPrepareSegments + threadIdx.x; first <= S;
        first += static_cast<std::int64_t>(gridDim.x) * tuning::kSegPrepareSegments) {
     std::int64_t v0[kPerThread], v1[kPerThread];
@@ -84,8 +87,13 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
         *static_cast<volatile unsigned*>(p.header) = 1u;
         continue;
       }
-      if (i == S || foldkit::detail::offset_outside(v1[k], n) || v1[k] - v0[k] <= long_items) continue;
+      if (i == S || foldkit::detail::offset_outside(v1[k], n)) continue;
       const std::int64_t len = v1[k] - v0[k];
+      if (len <= long_items) {
+        const std::int64_t span = len > 0 ? (v1[k] - 1 + lead) / kVec - (v0[k] + lead) / kVec + 1 : 0;
+        short_segments += span <= tuning::seg_group_short_vectors() ? 1u : 0u;
+        continue;
+      }
       // Chunks of at least chunk_min elements, at most kSegGroupMaxChunks of them, in whole vectors.
       std::int64_t per = (len + tuning::kSegGroupMaxChunks - 1) / tuning::kSegGroupMaxChunks;
       per = per < chunk_min ? chunk_min : (per + kVec - 1) / kVec * kVec;
@@ -100,6 +108,14 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
       for (int c = 0; c < count; ++c) p.map[base + c] = static_cast<int>(e);
     }
   }
+  short_segments = warp_sum(short_segments);
+  if ((threadIdx.x & 31u) == 0 && short_segments != 0) atomicAdd(p.header + kGroupShortWord, short_segments);
+}
+
+// Whether a call takes short steps (the group kernel with kShortLanes > 0), from the prepare
+// kernel's count: a function of the offsets alone.
+__device__ __forceinline__ bool short_call(const GroupParams& p) {
+  return static_cast<std::int64_t>(p.header[kGroupShortWord]) * tuning::kSegGroupShortShare >= p.num_segments;
 }
 
 // ---- the element access both kernels share -----------------------------------------------------
@@ -247,10 +263,12 @@ __device__ __forceinline__ void fold_segments(const GroupParams& p, const Vector
 // in one round) is folded kShortLanes lanes a segment, all kStepSegs at once; any other step in
 // sets of kBatches batches of kLanes lanes a segment. Which set a segment's step takes depends on
 // the offsets alone (steps start at multiples of kStepSegs), so the bits do too. The defaults are
-// the tuning file's; foldkit-seg-group-probe instantiates others (kShortLanes 0: no short steps).
-template <ReduceOp Op, class T, int kLanes = tuning::kSegGroupLanes, int kLoads = tuning::kSegGroupLoads,
-          int kBatches = tuning::seg_group_batches(sizeof(T)), int kMinBlocks = tuning::kSegGroupMinBlocks,
-          int kShortLanes = tuning::kSegGroupShortLanes, int kShortLoads = tuning::kSegGroupShortLoads>
+// the tuning file's; foldkit-seg-group-probe instantiates others. kShortLanes 0: no short steps
+// (the kernel for calls whose segments are mostly longer; p.gated: each kernel returns at once in
+// the other kind of call, short_call).
+template <ReduceOp Op, class T, int kShortLanes = 0, int kShortLoads = tuning::kSegGroupShortLoads,
+          int kLanes = tuning::kSegGroupLanes, int kLoads = tuning::kSegGroupLoads,
+          int kBatches = tuning::seg_group_batches(sizeof(T)), int kMinBlocks = tuning::kSegGroupMinBlocks>
 __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_group_kernel(GroupParams p) {
   using Tr = reduce_traits<Op, T>;
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
@@ -260,6 +278,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
   using View = VectorView<T>;
   constexpr int kVec = View::kVec;
   if (load_acquire(p.header) != 0u) return;  // bad offsets: nothing written (warp-uniform)
+  if (p.gated && short_call(p) != (kShortLanes > 0)) return;  // the other kernel's call
   const typename Tr::combine_type f{};
   const View v(p.in, p.n);
   const std::int64_t S = p.num_segments;
@@ -289,6 +308,14 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
     mine = mine_next;
   }
 }
+
+// The library's kernel with short steps: its long steps in sets of one batch (4 of them a step of
+// 16): with two, as the other kernel's, ptxas spilled 40-136 bytes at 80 registers (sm_90); with
+// one, 55 registers, so kSegGroupShortMinBlocks blocks an SM.
+template <ReduceOp Op, class T>
+inline constexpr auto short_steps_kernel =
+    segmented_group_kernel<Op, T, tuning::kSegGroupShortLanes, tuning::kSegGroupShortLoads, tuning::kSegGroupLanes,
+                           tuning::kSegGroupLoads, 1, tuning::kSegGroupShortMinBlocks>;
 
 // ---- the chunk kernel --------------------------------------------------------------------------
 
@@ -412,6 +439,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
     p.header[1] = 0u;
     p.header[kGroupEntriesWord] = 0u;
     p.header[kGroupSlotsWord] = 0u;
+    p.header[kGroupShortWord] = 0u;
   }
 }
 
@@ -422,6 +450,8 @@ template <ReduceOp Op, class T>
 void launch_group(const GroupParams& p, int sm_count, cudaStream_t stream) {
   prepare_group_kernel<sizeof(T)><<<group_prepare_blocks(p.num_segments), tuning::kSegPrepareThreads, 0, stream>>>(p);
   segmented_group_kernel<Op, T><<<static_cast<unsigned>(sm_count * tuning::kSegGroupMinBlocks), tuning::kSegThreads, 0, stream>>>(p);
+  short_steps_kernel<Op, T>
+      <<<static_cast<unsigned>(sm_count * tuning::kSegGroupShortMinBlocks), tuning::kSegThreads, 0, stream>>>(p);
   segmented_group_chunks_kernel<Op, T>
       <<<static_cast<unsigned>(sm_count * tuning::seg_group_chunk_min_blocks(sizeof(T))), tuning::kSegThreads, 0, stream>>>(p);
 }

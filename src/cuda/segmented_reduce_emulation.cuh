@@ -309,6 +309,10 @@ inline unsigned warp_max(unsigned v) {
   for (int o = 16; o > 0; o >>= 1) v = std::max(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+inline unsigned warp_sum(unsigned v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
 inline bool warp_any(bool b) {
   unsigned v = b ? 1u : 0u;
   for (int o = 16; o > 0; o >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, o);
@@ -370,6 +374,8 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
       run_grid(group_prepare_blocks(num_segments), kT, resident, order_seed, [&] { prepare_group_kernel<sizeof(T)>(q); });
       const auto g = static_cast<unsigned>(group_blocks);
       run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { segmented_group_kernel<Op, T>(q); });
+      run_grid(g, tuning::kSegThreads, resident, order_seed,
+               [&] { short_steps_kernel<Op, T>(q); });
       run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { segmented_group_chunks_kernel<Op, T>(q); });
       p.offsets = offsets;
       return p;

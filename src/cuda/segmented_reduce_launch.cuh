@@ -108,7 +108,7 @@ struct GroupEntry {
 
 // Workspace layout of the group path (after the shared 256-byte header; header words, from
 // kSegFlagOffset: [0] the flag, [1] the chunk kernel's ticket, [2..3] the merge path's budget,
-// untouched here, [4] listed entries, [5] chunk slots taken).
+// untouched here, [4] listed entries, [5] chunk slots taken, [6] short segments counted).
 struct GroupLayout {
   std::int64_t max_entries, max_slots;
   std::size_t entries, map, tickets, partials, bytes;
@@ -116,6 +116,7 @@ struct GroupLayout {
 inline constexpr int kGroupEntriesWord = 4;
 inline constexpr std::size_t kGroupPartialBytes = 16;  // a chunk's partial: an accumulator of a non-arg op (<= 8 bytes)
 inline constexpr int kGroupSlotsWord = 5;
+inline constexpr int kGroupShortWord = 6;  // segments of at most seg_group_short_vectors() vectors
 inline GroupLayout group_layout(std::int64_t n, std::size_t element_bytes) {
   GroupLayout l{};
   l.max_entries = n / (tuning::seg_group_long_items(element_bytes) + 1) + 1;
@@ -141,6 +142,8 @@ struct GroupParams {
   void* partials;
   std::int64_t max_entries, max_slots;
   std::int32_t* status;  // or null
+  bool gated;            // the group kernels run only in their kind of call (the library's);
+                         // false: whatever the call (foldkit-seg-group-probe's rows)
 };
 
 // A call's parameters, its workspace at `base` (16-byte aligned) laid out by `l`.
@@ -160,6 +163,7 @@ inline GroupParams group_params(const GroupLayout& l, unsigned char* base, const
   p.max_entries = l.max_entries;
   p.max_slots = l.max_slots;
   p.status = status;
+  p.gated = true;
   return p;
 }
 

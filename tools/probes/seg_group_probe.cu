@@ -660,7 +660,11 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&chunk_fit, seg::segmented_group_chunks_kernel<foldkit::ReduceOp::sum, float>,
                                                            kThreads, 0),
              "occupancy");
-  const auto gparams = [&](const void* in) { return seg::group_params(glay, d_gws, in, n, d_off, S, d_out, nullptr); };
+  const auto gparams = [&](const void* in) {
+    seg::GroupParams p = seg::group_params(glay, d_gws, in, n, d_off, S, d_out, nullptr);
+    p.gated = false;  // each row's group kernel runs, whatever the call's count of short segments
+    return p;
+  };
   const auto lib_prepare = [&](const seg::GroupParams& p) {
     seg::prepare_group_kernel<4><<<seg::group_prepare_blocks(S), foldkit::cuda::tuning::kSegPrepareThreads, 0, s>>>(p);
     check_cuda(cudaGetLastError(), "prepare_group_kernel launch");
@@ -673,7 +677,7 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   auto lib_group_row = [&](auto g_tag, auto u_tag, auto d_tag, auto b_tag, auto sg_tag, auto su_tag, bool alone) {
     constexpr int G = decltype(g_tag)::value, U = decltype(u_tag)::value, D = decltype(d_tag)::value, B = decltype(b_tag)::value;
     constexpr int SG = decltype(sg_tag)::value, SU = decltype(su_tag)::value;
-    const auto kernel = seg::segmented_group_kernel<foldkit::ReduceOp::sum, float, G, U, D, B, SG, SU>;
+    const auto kernel = seg::segmented_group_kernel<foldkit::ReduceOp::sum, float, SG, SU, G, U, D, B>;
     int fit = 0;
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kThreads, 0), "occupancy");
     const unsigned grid = static_cast<unsigned>(gpu.sm_count * std::min(fit, 8));
@@ -690,12 +694,13 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
     if (alone) add_part("part: " + what + " alone", call);
     else add(what + " + prepare + chunks", call);
   };
-  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<2>{}, I<4>{}, false);  // the library's shape (tuning file)
-  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);  // no short steps (the first port's)
-  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, I<2>{}, I<4>{}, false);
-  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<2>{}, I<2>{}, false);
-  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<4>{}, I<2>{}, false);
-  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<2>{}, I<4>{}, true);
+  // The library's two kernels (tuning file: the first for calls of mostly longer segments, the
+  // second with short steps), and short steps of 8 segments at 4 lanes.
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<4>{}, I<2>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, true);
+  lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, true);
   add_part("part: lib kernels: prepare + chunks", [&](const void* in) {
     const seg::GroupParams p = gparams(in);
     lib_prepare(p);

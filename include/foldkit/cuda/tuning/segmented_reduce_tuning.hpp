@@ -108,6 +108,15 @@ inline constexpr int kSegGroupLoads = 4;
 // vector a lane in flight, and the group kernel alone took 60 us, probe G=2 17 us).
 inline constexpr int kSegGroupShortLanes = 2;
 inline constexpr int kSegGroupShortLoads = 4;
+constexpr int seg_group_short_vectors() { return kSegGroupShortLanes * kSegGroupShortLoads; }
+// But steps of 16 cost the other steps: 2^22 segments of 0-128 took 410 us with them against 301
+// without (H200, 2026-11-29; nearly every step there is long, and its two sets of 8 run one after
+// the other with 40-64 bytes spilled at 80 registers, ptxas sm_90). So a call takes short steps
+// only when at least kSegGroupShortShare (a fraction, 1 / this) of its segments are short
+// (prepare_group_kernel counts them): two group kernels are launched, and the one not meant for
+// the call returns at once.
+inline constexpr int kSegGroupShortShare = 2;
+inline constexpr int kSegGroupShortMinBlocks = 4;  // (its __launch_bounds__; see short_steps_kernel)
 // Batches a step: 2, or 1 for 8-byte elements (at 2 their kernels spilled 4-8 bytes at 80
 // registers, ptxas sm_90: 64-bit accumulators and positions).
 constexpr int seg_group_batches(std::size_t element_bytes) { return element_bytes >= 8 ? 1 : 2; }
