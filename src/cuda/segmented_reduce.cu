@@ -8,9 +8,10 @@
 // boundary, in one pass over the offsets), then the main kernel on one block per tile.
 // Begin/end form: prepare_begin_end_kernel (validates the pairs and writes their lengths),
 // foldkit's inclusive scan of the lengths (the virtual offsets), then the main kernel.
-// The group path (offsets form, every op but argmin/argmax; segmented_group_kernel.cuh, not yet
-// the default: tuning::kSegGroupDefault): prepare_group_kernel (validates and lists the long
-// segments), the group kernel, the chunk kernel. detail::segmented_reduce_on_path forces a path.
+// The group path (offsets form, every op but argmin/argmax; segmented_group_kernel.cuh, the
+// default: tuning::kSegGroupDefault): prepare_group_kernel (validates, lists the long segments,
+// counts the short ones), the two group kernels (one returns at once), the chunk kernel.
+// detail::segmented_reduce_on_path forces a path.
 // Everything is stream-ordered; nothing synchronises but validate_offsets().
 #include <cuda_runtime_api.h>
 
@@ -54,7 +55,7 @@ std::size_t offsets_workspace_bytes(std::int64_t n, std::int64_t num_segments, D
 }
 
 // The group path for the offsets form's calls (segmented_group_kernel.cuh): every op but
-// argmin/argmax, once kSegGroupDefault says it is measured faster.
+// argmin/argmax, while kSegGroupDefault says it is measured faster (the tuning file).
 bool use_group_path(ReduceOp op) {
   return tuning::kSegGroupDefault && op != ReduceOp::argmin && op != ReduceOp::argmax;
 }

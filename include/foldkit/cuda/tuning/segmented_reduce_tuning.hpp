@@ -98,7 +98,9 @@ inline constexpr int kSegSmallFold = 16;
 // (2026-11-29, 2^22 segments of 0-128 f32 / the power-law mix): the merge path read 67.4 / 60.1 %
 // of the ceiling; the group path with 8 lanes a segment 81.3 / 48.2 % (its group kernel alone
 // 84.4 % on the first; on the second 60 us for the 2^20 short segments, against 17 us at 2 lanes
-// a segment): hence the short steps below. The default: see kSegGroupDefault.
+// a segment): hence the short steps below. With them (f50969b, one probe run): 78.7 / 61.1 %
+// against the merge path's 67.1 / 60.0 %, so the group path is the default for every op but
+// argmin/argmax (which the merge path keeps, with the begin/end form).
 inline constexpr bool kSegGroupDefault = true;
 inline constexpr int kSegGroupLanes = 8;
 inline constexpr int kSegGroupLoads = 4;
