@@ -1,23 +1,27 @@
-// The segmented reduction's group path (offsets form; every op but argmin/argmax): three kernels
+// The segmented reduction's group path (offsets form; every op but argmin/argmax): four kernels
 // in stream order, no host synchronisation. The merge path (segmented_reduce_kernel.cuh) stages
 // 32 KiB tiles through shared memory with masks, a block scan and a look-back; this path reads each
-// short segment where it lies, the design foldkit-seg-group-probe measured faster on both of
-// issue #22's layouts (tuning/segmented_reduce_tuning.hpp). The library takes it only when
-// tuning::kSegGroupDefault says so.
+// short segment where it lies (foldkit-seg-group-probe; measured in tuning/segmented_reduce_tuning.hpp,
+// which also says whether the library takes it: tuning::kSegGroupDefault).
 //
 //   prepare_group_kernel   validates each offset (kSegPrepareSegments a block, all of a thread's
-//       loaded at once; the merge path's rule: a bad one sets the workspace flag) and lists each segment longer than seg_group_long_items() in the
-//       workspace: an entry (segment, chunk length, first chunk slot, chunks) by two atomics, and
-//       the entry's index in the slot map for each of its chunk slots. The entries' order varies
-//       from call to call; nothing a result depends on does (a chunk's range is a function of the
-//       segment's length alone, and its sum lands in its own slot).
+//       loaded at once; the merge path's rule: a bad one sets the workspace flag), counts the
+//       segments of at most seg_group_short_vectors() vectors, and lists each segment longer than
+//       seg_group_long_items() in the workspace: an entry (segment, chunk length, first chunk
+//       slot, chunks) by two atomics, and the entry's index in the slot map for each of its chunk
+//       slots. The entries' order varies from call to call; nothing a result depends on does (a
+//       chunk's range is a function of the segment's length alone, and its sum lands in its own
+//       slot).
 //   segmented_group_kernel  groups of kSegGroupLanes lanes, one segment a group; a warp takes
 //       seg_group_batches() batches of 32 / lanes consecutive segments a step (warps grid-stride over
 //       steps, so the grid reads the input front to back), the next step's offsets loaded before
 //       this step's data. Lane l of a group loads the segment's aligned 16-byte vectors l,
 //       l + lanes, ... (kSegGroupLoads at a time) and folds the elements inside the segment in
 //       order; a fixed shuffle tree folds the group; lane 0 writes the result (an empty segment:
-//       the empty rule). Listed segments are left to:
+//       the empty rule). Launched twice: without and with short steps (short_steps_kernel: steps
+//       of 16 segments, 2 lanes a segment when they all fit 8 vectors); the prepare kernel's
+//       count picks one for the call (short_call), the other returns at once. Listed segments
+//       are left to:
 //   segmented_group_chunks_kernel  a block a chunk slot (grid-stride): the chunk's vectors folded
 //       by thread (vector t, t + 256, ...), block_reduce's fixed tree, the partial into its slot;
 //       the segment's last chunk to finish (a ticket an entry) folds its partials in chunk order
@@ -361,8 +365,8 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
     const std::int64_t cb = b + c * en.chunk_items, ce = cb + en.chunk_items < e ? cb + en.chunk_items : e;
     // The chunk's vectors: thread t takes t, t + kThreads, ... of them, kLoads at a time. Only
     // its first and last can hold elements outside it: the others are folded whole. Positions
-    // relative to the chunk fit 32 bits (a chunk is at most n / kSegGroupMaxChunks + chunk_min
-    // elements, n < 2^36 on any GPU's memory).
+    // relative to the chunk fit 32 bits (a chunk is chunk_min elements or 1 / kSegGroupMaxChunks
+    // of its segment, well under 2^31 for any array a GPU's memory holds).
     const std::int64_t q0 = (cb + v.lead) / kVec;
     const int pos0 = static_cast<int>(q0 * kVec - (cb + v.lead));
     const int span = static_cast<int>((ce - 1 + v.lead) / kVec - q0 + 1);

@@ -25,6 +25,9 @@
 //   validation + list  rows build it on the device, as a library call would: the validation
 //                pass appends each long segment to a list by atomics, and list_chunks_kernel
 //                grid-strides over its chunk slots (the whole call, nothing built on the host).
+//   lib kernels  rows launch the library's own group path kernels (src/cuda/segmented_group_kernel.cuh:
+//                prepare, a group kernel in the library's shapes or others, chunks) on this probe's
+//                workspace, and "library: merge / group path" rows force each path of the library.
 // Every kernel is checked against a double reference of every segment (relative to the sum of
 // the segment's |x|); timings are foldkit-bench's gated medians, rivals interleaved call by call,
 // inputs rotated over >= 1 GiB.
