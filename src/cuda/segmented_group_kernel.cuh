@@ -261,6 +261,37 @@ __device__ __forceinline__ void fold_segments(const GroupParams& p, const Vector
   }
 }
 
+// Segments a step: 32 / kShortLanes with short steps, else one set of kBatches batches.
+constexpr int group_step_segments(int short_lanes, int lanes, int batches) {
+  return short_lanes > 0 ? 32 / short_lanes : 32 / lanes * batches;
+}
+
+// One step: segments s0 .. s0 + group_step_segments() - 1, their offsets (and the next one) in
+// lanes 0 .. of `mine` (see segmented_group_kernel).
+template <class Tr, int kShortLanes, int kShortLoads, int kLanes, int kLoads, int kBatches, class T, class F>
+__device__ __forceinline__ void fold_step(const GroupParams& p, const VectorView<T>& v, const F& f, std::int64_t mine,
+                                          std::int64_t s0, int lane) {
+  constexpr int kSetSegs = 32 / kLanes * kBatches;
+  constexpr int kStepSegs = group_step_segments(kShortLanes, kLanes, kBatches);
+  static_assert(kStepSegs < 32 && kStepSegs % kSetSegs == 0, "a step's kStepSegs + 1 offsets, one a lane; whole sets");
+  constexpr int kVec = VectorView<T>::kVec;
+  bool short_step = false;
+  if constexpr (kShortLanes > 0) {
+    // Lane l: segment s0 + l's vectors (0 for a long or missing one).
+    const std::int64_t e = __shfl_down_sync(0xffffffffu, mine, 1);
+    unsigned span = 0;
+    if (lane < kStepSegs && s0 + lane < p.num_segments && e > mine && e - mine <= tuning::seg_group_long_items(sizeof(T)))
+      span = static_cast<unsigned>(static_cast<std::uint64_t>(e - 1 + v.lead) / kVec - static_cast<std::uint64_t>(mine + v.lead) / kVec + 1);
+    short_step = warp_max(span) <= static_cast<unsigned>(kShortLanes * kShortLoads);
+  }
+  if (short_step) {
+    fold_segments<Tr, (kShortLanes > 0 ? kShortLanes : kLanes), kShortLoads, 1>(p, v, f, mine, s0, 0, lane);
+  } else {
+#pragma unroll 1
+    for (int first = 0; first < kStepSegs; first += kSetSegs) fold_segments<Tr, kLanes, kLoads, kBatches>(p, v, f, mine, s0, first, lane);
+  }
+}
+
 // A warp takes steps of kStepSegs consecutive segments (warps grid-stride over steps, so the
 // grid reads the input front to back; the next step's offsets are loaded before this step's
 // data). A step whose longest segment fits kShortLanes x kShortLoads vectors (every lane's loads
@@ -276,11 +307,8 @@ template <ReduceOp Op, class T, int kShortLanes = 0, int kShortLoads = tuning::k
 __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_group_kernel(GroupParams p) {
   using Tr = reduce_traits<Op, T>;
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
-  constexpr int kSetSegs = 32 / kLanes * kBatches;
-  constexpr int kStepSegs = kShortLanes > 0 ? 32 / kShortLanes : kSetSegs;
-  static_assert(kStepSegs < 32 && kStepSegs % kSetSegs == 0, "a step's kStepSegs + 1 offsets, one a lane; whole sets");
+  constexpr int kStepSegs = group_step_segments(kShortLanes, kLanes, kBatches);
   using View = VectorView<T>;
-  constexpr int kVec = View::kVec;
   if (load_acquire(p.header) != 0u) return;  // bad offsets: nothing written (warp-uniform)
   if (p.gated && short_call(p) != (kShortLanes > 0)) return;  // the other kernel's call
   const typename Tr::combine_type f{};
@@ -294,21 +322,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
   std::int64_t mine = s0 < S ? load_offsets(s0) : 0;
   for (; s0 < S; s0 += step) {
     const std::int64_t mine_next = s0 + step < S ? load_offsets(s0 + step) : 0;  // in flight during this step
-    bool short_step = false;
-    if constexpr (kShortLanes > 0) {
-      // Lane l: segment s0 + l's vectors (0 for a long or missing one).
-      const std::int64_t e = __shfl_down_sync(0xffffffffu, mine, 1);
-      unsigned span = 0;
-      if (lane < kStepSegs && s0 + lane < S && e > mine && e - mine <= tuning::seg_group_long_items(sizeof(T)))
-        span = static_cast<unsigned>(static_cast<std::uint64_t>(e - 1 + v.lead) / kVec - static_cast<std::uint64_t>(mine + v.lead) / kVec + 1);
-      short_step = warp_max(span) <= static_cast<unsigned>(kShortLanes * kShortLoads);
-    }
-    if (short_step) {
-      fold_segments<Tr, (kShortLanes > 0 ? kShortLanes : kLanes), kShortLoads, 1>(p, v, f, mine, s0, 0, lane);
-    } else {
-#pragma unroll 1
-      for (int first = 0; first < kStepSegs; first += kSetSegs) fold_segments<Tr, kLanes, kLoads, kBatches>(p, v, f, mine, s0, first, lane);
-    }
+    fold_step<Tr, kShortLanes, kShortLoads, kLanes, kLoads, kBatches>(p, v, f, mine, s0, lane);
     mine = mine_next;
   }
 }
@@ -323,109 +337,109 @@ inline constexpr auto short_steps_kernel =
 
 // ---- the chunk kernel --------------------------------------------------------------------------
 
-template <ReduceOp Op, class T>
-__global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_min_blocks(sizeof(T)))
-    segmented_group_chunks_kernel(GroupParams p) {
-  using Tr = reduce_traits<Op, T>;
+// A block's shared state while it folds chunks (and finishes the call).
+template <class A>
+struct ChunkShared {
+  BlockReduceStorage<A> red;
+  std::int64_t unit;  // (the fused kernel's)
+  int entry;
+  bool last, last_block;
+};
+
+// Chunk slot `slot`, by the whole block: its vectors folded by thread (vector t, t + 256, ...),
+// block_reduce's fixed tree, the partial into its slot; the segment's last chunk to finish (a
+// ticket an entry) folds its partials in chunk order and writes the result. Block-uniform;
+// leaves the slot's map word, partial and ticket zeroed.
+template <class Tr, class T, class F>
+__device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const VectorView<T>& v, const F& f, std::int64_t slot,
+                                                ChunkShared<typename Tr::accum_type>& sm) {
   using A = typename Tr::accum_type;
   using R = typename Tr::result_type;
-  static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
   static_assert(sizeof(A) <= kGroupPartialBytes, "a partial a slot");
-  using View = VectorView<T>;
-  constexpr int kVec = View::kVec;
+  constexpr int kVec = VectorView<T>::kVec;
   constexpr int kThreads = tuning::kSegThreads;
   constexpr int kLoads = tuning::kSegGroupChunkLoads;
-  struct Shared {
-    BlockReduceStorage<A> red;
-    int entry;
-    bool last, last_block;
-  };
-#if defined(FOLDKIT_SEG_EMULATION)
-  Shared& sm = emu::block_shared<Shared>();
-#else
-  __shared__ Shared sm;
-#endif
-  const typename Tr::combine_type f{};
   const int tid = static_cast<int>(threadIdx.x);
-  const bool bad = load_acquire(p.header) != 0u;
-  const std::int64_t listed_all = p.header[kGroupEntriesWord], slots_all = p.header[kGroupSlotsWord];
-  const std::int64_t listed = listed_all < p.max_entries ? listed_all : p.max_entries;
-  const std::int64_t slots = slots_all < p.max_slots ? slots_all : p.max_slots;
   A* const partials = static_cast<A*>(p.partials);
-  const View v(p.in, p.n);
-  for (std::int64_t slot = bad ? slots : blockIdx.x; slot < slots; slot += gridDim.x) {
-    if (tid == 0) {
-      sm.entry = p.map[slot];
-      p.map[slot] = 0;  // the workspace is left zeroed
-    }
-    __syncthreads();
-    const GroupEntry en = p.entries[sm.entry];
-    const int c = static_cast<int>(slot - en.base);
-    const std::int64_t b = p.offsets[en.segment], e = p.offsets[en.segment + 1];
-    const std::int64_t cb = b + c * en.chunk_items, ce = cb + en.chunk_items < e ? cb + en.chunk_items : e;
-    // The chunk's vectors: thread t takes t, t + kThreads, ... of them, kLoads at a time. Only
-    // its first and last can hold elements outside it: the others are folded whole. Positions
-    // relative to the chunk fit 32 bits (a chunk is chunk_min elements or 1 / kSegGroupMaxChunks
-    // of its segment, well under 2^31 for any array a GPU's memory holds).
-    const std::int64_t q0 = (cb + v.lead) / kVec;
-    const int pos0 = static_cast<int>(q0 * kVec - (cb + v.lead));
-    const int span = static_cast<int>((ce - 1 + v.lead) / kVec - q0 + 1);
-    const auto clen = static_cast<unsigned>(ce - cb);
-    const bool edge = !v.whole(q0) || !v.whole(q0 + span - 1);  // block-uniform
-    const unsigned char* const first = v.vbase + (q0 + tid) * 16;
-    A acc = Tr::identity();
-    const auto fold_chunk = [&](auto edge_tag) {
-      constexpr bool kEdge = decltype(edge_tag)::value;
-      for (int j0 = 0; j0 < span; j0 += kThreads * kLoads) {
-        T x[kLoads][kVec];
-#pragma unroll
-        for (int u = 0; u < kLoads; ++u) {
-          const int j = j0 + u * kThreads + tid;
-          const unsigned char* at = first + static_cast<std::int64_t>(j0 + u * kThreads) * 16;
-          if (j < span) {
-            if (kEdge) v.template load_any<true>((at - v.vbase) / 16, x[u]);
-            else v.load_at(at, x[u]);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < kLoads; ++u) {
-          const int j = j0 + u * kThreads + tid;
-          if (j > 0 && j < span - 1) {
-#pragma unroll
-            for (int k = 0; k < kVec; ++k) acc = f(acc, Tr::from_element(x[u][k], 0));
-          } else if (j < span) {
-            fold_inside<Tr>(f, acc, x[u], pos0 + j * kVec, clen);
-          }
-        }
-      }
-    };
-    if (edge) fold_chunk(std::true_type{});
-    else fold_chunk(std::false_type{});
-    const A y = block_reduce(acc, f, Tr::identity(), sm.red);  // (thread 0 gets it)
-    if (tid == 0) {
-      partials[slot] = y;
-      __threadfence();
-      sm.last = atomicAdd(p.tickets + sm.entry, 1u) == static_cast<unsigned>(en.count - 1);
-    }
-    __syncthreads();
-    if (sm.last) {  // the segment's partials in chunk order (count <= kThreads: one a thread), the same tree
-      __threadfence();
-      A z = Tr::identity();
-      if (tid < en.count) {
-        A* const w = partials + en.base + tid;
-        z = *static_cast<volatile A*>(w);
-        *w = A{};  // zeroed again
-      }
-      __syncthreads();  // sm.red is reused
-      const A total = block_reduce(z, f, Tr::identity(), sm.red);
-      if (tid == 0) {
-        static_cast<R*>(p.out)[en.segment] = Tr::finalize(total, e - b);
-        p.tickets[sm.entry] = 0u;
-      }
-    }
-    __syncthreads();  // sm is reused by the next slot
+  if (tid == 0) {
+    sm.entry = p.map[slot];
+    p.map[slot] = 0;  // the workspace is left zeroed
   }
-  // The call's end: the last block writes *status and zeroes what the call used.
+  __syncthreads();
+  const GroupEntry en = p.entries[sm.entry];
+  const int c = static_cast<int>(slot - en.base);
+  const std::int64_t b = p.offsets[en.segment], e = p.offsets[en.segment + 1];
+  const std::int64_t cb = b + c * en.chunk_items, ce = cb + en.chunk_items < e ? cb + en.chunk_items : e;
+  // The chunk's vectors: thread t takes t, t + kThreads, ... of them, kLoads at a time. Only
+  // its first and last can hold elements outside it: the others are folded whole. Positions
+  // relative to the chunk fit 32 bits (a chunk is chunk_min elements or 1 / kSegGroupMaxChunks
+  // of its segment, well under 2^31 for any array a GPU's memory holds).
+  const std::int64_t q0 = (cb + v.lead) / kVec;
+  const int pos0 = static_cast<int>(q0 * kVec - (cb + v.lead));
+  const int span = static_cast<int>((ce - 1 + v.lead) / kVec - q0 + 1);
+  const auto clen = static_cast<unsigned>(ce - cb);
+  const bool edge = !v.whole(q0) || !v.whole(q0 + span - 1);  // block-uniform
+  const unsigned char* const first = v.vbase + (q0 + tid) * 16;
+  A acc = Tr::identity();
+  const auto fold_chunk = [&](auto edge_tag) {
+    constexpr bool kEdge = decltype(edge_tag)::value;
+    for (int j0 = 0; j0 < span; j0 += kThreads * kLoads) {
+      T x[kLoads][kVec];
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const int j = j0 + u * kThreads + tid;
+        const unsigned char* at = first + static_cast<std::int64_t>(j0 + u * kThreads) * 16;
+        if (j < span) {
+          if (kEdge) v.template load_any<true>((at - v.vbase) / 16, x[u]);
+          else v.load_at(at, x[u]);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const int j = j0 + u * kThreads + tid;
+        if (j > 0 && j < span - 1) {
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) acc = f(acc, Tr::from_element(x[u][k], 0));
+        } else if (j < span) {
+          fold_inside<Tr>(f, acc, x[u], pos0 + j * kVec, clen);
+        }
+      }
+    }
+  };
+  if (edge) fold_chunk(std::true_type{});
+  else fold_chunk(std::false_type{});
+  const A y = block_reduce(acc, f, Tr::identity(), sm.red);  // (thread 0 gets it)
+  if (tid == 0) {
+    partials[slot] = y;
+    __threadfence();
+    sm.last = atomicAdd(p.tickets + sm.entry, 1u) == static_cast<unsigned>(en.count - 1);
+  }
+  __syncthreads();
+  if (sm.last) {  // the segment's partials in chunk order (count <= kThreads: one a thread), the same tree
+    __threadfence();
+    A z = Tr::identity();
+    if (tid < en.count) {
+      A* const w = partials + en.base + tid;
+      z = *static_cast<volatile A*>(w);
+      *w = A{};  // zeroed again
+    }
+    __syncthreads();  // sm.red is reused
+    const A total = block_reduce(z, f, Tr::identity(), sm.red);
+    if (tid == 0) {
+      static_cast<R*>(p.out)[en.segment] = Tr::finalize(total, e - b);
+      p.tickets[sm.entry] = 0u;
+    }
+  }
+  __syncthreads();  // sm is reused by the next slot
+}
+
+// The call's end, by every block of the kernel that ends it: the last block writes *status and
+// zeroes what the call used (the entries, the map when the offsets were bad, the header words).
+template <class A>
+__device__ __forceinline__ void finish_group_call(const GroupParams& p, bool bad, std::int64_t listed, std::int64_t slots,
+                                                  ChunkShared<A>& sm) {
+  constexpr int kThreads = tuning::kSegThreads;
+  const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     __threadfence();
     sm.last_block = atomicAdd(p.header + 1, 1u) == gridDim.x - 1;
@@ -444,10 +458,94 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
     p.header[kGroupEntriesWord] = 0u;
     p.header[kGroupSlotsWord] = 0u;
     p.header[kGroupShortWord] = 0u;
+    p.header[kGroupUnitWord] = 0u;
   }
 }
 
-// launch_group (segmented_reduce_launch.cuh): the prepare kernel a thread an offset, the others
+// The listed entries and chunk slots of the call (capped by the workspace's sizes: more means
+// bad offsets, which the flag says too).
+struct ListedCounts {
+  std::int64_t listed, slots;
+};
+__device__ __forceinline__ ListedCounts listed_counts(const GroupParams& p) {
+  const std::int64_t listed_all = p.header[kGroupEntriesWord], slots_all = p.header[kGroupSlotsWord];
+  return {listed_all < p.max_entries ? listed_all : p.max_entries, slots_all < p.max_slots ? slots_all : p.max_slots};
+}
+
+template <ReduceOp Op, class T>
+__global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_min_blocks(sizeof(T)))
+    segmented_group_chunks_kernel(GroupParams p) {
+  using Tr = reduce_traits<Op, T>;
+  using A = typename Tr::accum_type;
+  static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
+#if defined(FOLDKIT_SEG_EMULATION)
+  ChunkShared<A>& sm = emu::block_shared<ChunkShared<A>>();
+#else
+  __shared__ ChunkShared<A> sm;
+#endif
+  const typename Tr::combine_type f{};
+  const bool bad = load_acquire(p.header) != 0u;
+  const ListedCounts lc = listed_counts(p);
+  const VectorView<T> v(p.in, p.n);
+  for (std::int64_t slot = bad ? lc.slots : blockIdx.x; slot < lc.slots; slot += gridDim.x) fold_chunk_slot<Tr>(p, v, f, slot, sm);
+  finish_group_call(p, bad, lc.listed, lc.slots, sm);
+}
+
+// ---- the fused kernel (foldkit-seg-group-probe's rows; not launched by the library yet) ---------
+
+// Both parts in one launch, so that the short segments' latency-bound steps run while the long
+// segments' chunks stream (on the power-law mix the library's kernels run them one after the
+// other: 25 + ~80 us, H200 2026-11-29). Blocks take work units in order from a counter (header
+// word kGroupUnitWord): of units 0 .. slots + step units - 1, unit u is chunk slot
+// floor(u * slots / units) where that floor rises at u (the chunks spread evenly over the
+// units), and otherwise step unit u - floor(u * slots / units): one step a warp, warp w of the
+// block taking step unit * warps + w. A step's segments and their bits are the group kernel's
+// whichever warp takes it, a chunk's whichever block: the same bits as the group and chunk
+// kernels with the same template arguments. The next step's offsets are not loaded ahead.
+template <ReduceOp Op, class T, int kShortLanes = tuning::kSegGroupShortLanes, int kShortLoads = tuning::kSegGroupShortLoads,
+          int kLanes = tuning::kSegGroupLanes, int kLoads = tuning::kSegGroupLoads, int kBatches = 1,
+          int kMinBlocks = tuning::kSegGroupShortMinBlocks>
+__global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_group_fused_kernel(GroupParams p) {
+  using Tr = reduce_traits<Op, T>;
+  using A = typename Tr::accum_type;
+  static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
+  constexpr int kStepSegs = group_step_segments(kShortLanes, kLanes, kBatches);
+  constexpr int kWarps = tuning::kSegThreads / 32;
+#if defined(FOLDKIT_SEG_EMULATION)
+  ChunkShared<A>& sm = emu::block_shared<ChunkShared<A>>();
+#else
+  __shared__ ChunkShared<A> sm;
+#endif
+  const typename Tr::combine_type f{};
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const bool bad = load_acquire(p.header) != 0u;
+  const ListedCounts lc = listed_counts(p);
+  const VectorView<T> v(p.in, p.n);
+  const std::int64_t S = p.num_segments;
+  const std::int64_t slots = bad ? 0 : lc.slots;
+  const std::int64_t step_units = bad ? 0 : ((S + kStepSegs - 1) / kStepSegs + kWarps - 1) / kWarps;
+  const std::int64_t units = slots + step_units;
+  for (;;) {
+    if (tid == 0) sm.unit = atomicAdd(p.header + kGroupUnitWord, 1u);
+    __syncthreads();
+    const std::int64_t u = sm.unit;
+    __syncthreads();  // (thread 0 writes sm.unit again next round)
+    if (u >= units) break;
+    const std::int64_t before = u * slots / units, through = (u + 1) * slots / units;
+    if (through > before) {
+      fold_chunk_slot<Tr>(p, v, f, before, sm);
+    } else {
+      const std::int64_t s0 = ((u - before) * kWarps + warp) * kStepSegs;  // (warp-uniform)
+      if (s0 < S) {
+        const std::int64_t mine = lane <= kStepSegs && s0 + lane <= S ? p.offsets[s0 + lane] : std::int64_t{0};
+        fold_step<Tr, kShortLanes, kShortLoads, kLanes, kLoads, kBatches>(p, v, f, mine, s0, lane);
+      }
+    }
+  }
+  finish_group_call(p, bad, lc.listed, lc.slots, sm);
+}
+
+// launch_group (segmented_reduce_launch.cuh): the prepare kernel a block per 2048 offsets, the others
 // as many blocks as their launch bounds keep resident (their loops are grid-strided).
 #if defined(__CUDACC__)
 template <ReduceOp Op, class T>

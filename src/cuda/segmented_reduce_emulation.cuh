@@ -333,7 +333,8 @@ namespace foldkit::cuda::seg::emu {
 // offsets form's blocks take `tiles_per_block` consecutive tiles each.
 //
 // group_blocks > 0: the offsets form on the group path (segmented_group_kernel.cuh; not
-// argmin/argmax), its group and chunk kernels on that many blocks each.
+// argmin/argmax), its group and chunk kernels on that many blocks each; < 0: its prepare kernel,
+// then the fused kernel on -group_blocks blocks.
 template <ReduceOp Op, class T>
 Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t* offsets, const std::int64_t* begin,
                 const std::int64_t* end, std::int64_t num_segments, void* out, void* values, std::int32_t* status,
@@ -369,15 +370,19 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
     return p;
   }
   if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) {
-    if (by_offsets && group_blocks > 0) {  // as segmented_reduce.cu's enqueue_group
+    if (by_offsets && group_blocks != 0) {  // as segmented_reduce.cu's enqueue_group
       const GroupParams q = group_params(gl, base, in, n, offsets, num_segments, out, status);
       run_grid(group_prepare_blocks(num_segments), kT, resident, order_seed, [&] { prepare_group_kernel<sizeof(T)>(q); });
+      p.offsets = offsets;
+      if (group_blocks < 0) {
+        run_grid(static_cast<unsigned>(-group_blocks), tuning::kSegThreads, resident, order_seed,
+                 [&] { segmented_group_fused_kernel<Op, T>(q); });
+        return p;
+      }
       const auto g = static_cast<unsigned>(group_blocks);
       run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { segmented_group_kernel<Op, T>(q); });
-      run_grid(g, tuning::kSegThreads, resident, order_seed,
-               [&] { short_steps_kernel<Op, T>(q); });
+      run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { short_steps_kernel<Op, T>(q); });
       run_grid(g, tuning::kSegThreads, resident, order_seed, [&] { segmented_group_chunks_kernel<Op, T>(q); });
-      p.offsets = offsets;
       return p;
     }
   }

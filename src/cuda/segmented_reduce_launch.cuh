@@ -108,7 +108,8 @@ struct GroupEntry {
 
 // Workspace layout of the group path (after the shared 256-byte header; header words, from
 // kSegFlagOffset: [0] the flag, [1] the chunk kernel's ticket, [2..3] the merge path's budget,
-// untouched here, [4] listed entries, [5] chunk slots taken, [6] short segments counted).
+// untouched here, [4] listed entries, [5] chunk slots taken, [6] short segments counted, [7] the
+// fused kernel's unit counter).
 struct GroupLayout {
   std::int64_t max_entries, max_slots;
   std::size_t entries, map, tickets, partials, bytes;
@@ -117,6 +118,7 @@ inline constexpr int kGroupEntriesWord = 4;
 inline constexpr std::size_t kGroupPartialBytes = 16;  // a chunk's partial: an accumulator of a non-arg op (<= 8 bytes)
 inline constexpr int kGroupSlotsWord = 5;
 inline constexpr int kGroupShortWord = 6;  // segments of at most seg_group_short_vectors() vectors
+inline constexpr int kGroupUnitWord = 7;   // the fused kernel's next work unit (segmented_group_fused_kernel)
 inline GroupLayout group_layout(std::int64_t n, std::size_t element_bytes) {
   GroupLayout l{};
   l.max_entries = n / (tuning::seg_group_long_items(element_bytes) + 1) + 1;

@@ -49,7 +49,7 @@ constexpr std::size_t out_size() {
   return kIsArg<Op, T> ? sizeof(I64) : sizeof(reduce_result_t<Op, T>);
 }
 
-enum class Backend { cpu, emulated_cuda, emulated_cuda_group };
+enum class Backend { cpu, emulated_cuda, emulated_cuda_group, emulated_cuda_fused };
 
 struct Outputs {
   std::vector<unsigned char> out, values;
@@ -84,8 +84,11 @@ void run_and_check(Backend backend, const Segs& g, const Data<T>& d, bool with_v
     }
   } else {
 #if FOLDKIT_SEG_EMULATED
-    // 1-4 resident blocks, 1-4 tiles a block (the offsets form); the group path on 1-5 blocks.
-    const int group_blocks = backend == Backend::emulated_cuda_group ? static_cast<int>(rng.uniform(1, 5)) : 0;
+    // 1-4 resident blocks, 1-4 tiles a block (the offsets form); the group path on 1-5 blocks
+    // (negative: its fused kernel).
+    const int group_blocks = backend == Backend::emulated_cuda_group   ? static_cast<int>(rng.uniform(1, 5))
+                             : backend == Backend::emulated_cuda_fused ? -static_cast<int>(rng.uniform(1, 5))
+                                                                       : 0;
     cuda::seg::emu::run_call<Op, T>(x, g.n, g.by_offsets, g.by_offsets ? g.offsets.data() : nullptr, g.begin.data(),
                                     g.end.data(), S, o.out.data(), values, &o.status, *ws, rng.next() | 1,
                                     static_cast<int>(rng.uniform(1, 4)), static_cast<int>(rng.uniform(1, 4)), group_blocks);
@@ -168,7 +171,7 @@ void every_op_and_dtype(Backend backend, int layouts, I64 budget) {
       for (int k = 0; k < layouts; ++k) {
         const Segs g = random_offsets(rng, rng.uniform(1, budget), static_cast<int>(rng.uniform(0, 5)));
         const Data<T> d = make_data<Op, T>(rng, g.n, rng.uniform(0, 2) == 0 ? 0.002 : 0.0);
-        if (backend == Backend::emulated_cuda_group) {
+        if (backend == Backend::emulated_cuda_group || backend == Backend::emulated_cuda_fused) {
           if constexpr (!kIsArg<Op, T>) run_and_check<Op, T>(backend, g, d, false, &ws, rng, false);
           continue;
         }
@@ -468,6 +471,10 @@ TEST(CudaSegmentedEmulated, WorkspaceLeftByAScan) {
 // several chunks a segment), misaligned inputs, grids of 1-5 blocks in random orders; the
 // workspace comes back zeroed after every call.
 TEST(CudaSegmentedEmulated, GroupPathEveryOpAndDtype) { every_op_and_dtype(Backend::emulated_cuda_group, 2, 25000); }
+
+// The group path's fused kernel (segmented_group_fused_kernel: chunks and steps from one counter
+// of work units; foldkit-seg-group-probe's rows, not the library's yet), the same way.
+TEST(CudaSegmentedEmulated, GroupPathFusedKernelEveryOpAndDtype) { every_op_and_dtype(Backend::emulated_cuda_fused, 2, 25000); }
 
 // The group path's bits: the same input and offsets give the same bits on every call, whatever
 // the grid and the blocks' order (the long segments' list order varies with them).

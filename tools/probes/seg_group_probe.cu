@@ -704,6 +704,28 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<4>{}, I<2>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, true);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, true);
+  // One launch for both parts (segmented_group_fused_kernel: chunks and steps from one counter
+  // of work units), with and without short steps.
+  auto lib_fused_row = [&](auto sg_tag, auto b_tag) {
+    constexpr int SG = decltype(sg_tag)::value, B = decltype(b_tag)::value;
+    const auto kernel = seg::segmented_group_fused_kernel<foldkit::ReduceOp::sum, float, SG, 4, 8, 4, 1, B>;
+    int fit = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kThreads, 0), "occupancy");
+    const unsigned grid = static_cast<unsigned>(gpu.sm_count * std::min(fit, 8));
+    add("lib kernels: prepare + fused<" + std::to_string(SG) + ",4,8,4,1," + std::to_string(B) + "> " +
+            std::to_string(std::min(fit, 8)) + "/SM",
+        [&, grid, kernel](const void* in) {
+          const seg::GroupParams p = gparams(in);
+          lib_prepare(p);
+          kernel<<<grid, kThreads, 0, s>>>(p);
+          check_cuda(cudaGetLastError(), "segmented_group_fused_kernel launch");
+        });
+  };
+  // (ptxas sm_90: at B = 4, 64 registers, the short-step variant spills 40 bytes, the other 8;
+  // at B = 3 none.)
+  lib_fused_row(I<2>{}, I<4>{});
+  lib_fused_row(I<2>{}, I<3>{});
+  lib_fused_row(I<0>{}, I<3>{});
   add_part("part: lib kernels: prepare + chunks", [&](const void* in) {
     const seg::GroupParams p = gparams(in);
     lib_prepare(p);
