@@ -346,6 +346,17 @@ struct ChunkShared {
   bool last, last_block;
 };
 
+// The block's ChunkShared (in the host emulation, the emulated block's).
+template <class A>
+__device__ __forceinline__ ChunkShared<A>& chunk_shared() {
+#if defined(FOLDKIT_SEG_EMULATION)
+  return emu::block_shared<ChunkShared<A>>();
+#else
+  __shared__ ChunkShared<A> sm;
+  return sm;
+#endif
+}
+
 // Chunk slot `slot`, by the whole block: its vectors folded by thread (vector t, t + 256, ...),
 // block_reduce's fixed tree, the partial into its slot; the segment's last chunk to finish (a
 // ticket an entry) folds its partials in chunk order and writes the result. Block-uniform;
@@ -478,11 +489,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
   using Tr = reduce_traits<Op, T>;
   using A = typename Tr::accum_type;
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
-#if defined(FOLDKIT_SEG_EMULATION)
-  ChunkShared<A>& sm = emu::block_shared<ChunkShared<A>>();
-#else
-  __shared__ ChunkShared<A> sm;
-#endif
+  ChunkShared<A>& sm = chunk_shared<A>();
   const typename Tr::combine_type f{};
   const bool bad = load_acquire(p.header) != 0u;
   const ListedCounts lc = listed_counts(p);
@@ -511,11 +518,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
   constexpr int kStepSegs = group_step_segments(kShortLanes, kLanes, kBatches);
   constexpr int kWarps = tuning::kSegThreads / 32;
-#if defined(FOLDKIT_SEG_EMULATION)
-  ChunkShared<A>& sm = emu::block_shared<ChunkShared<A>>();
-#else
-  __shared__ ChunkShared<A> sm;
-#endif
+  ChunkShared<A>& sm = chunk_shared<A>();
   const typename Tr::combine_type f{};
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const bool bad = load_acquire(p.header) != 0u;
