@@ -702,6 +702,10 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<4>{}, I<2>{}, false);
+  // U = 5: a uniform step (spans up to 33 vectors, 5 rounds at 8 lanes) in one round of loads
+  // instead of two (the second of 4 rounds mostly idle): fewer instructions a step.
+  lib_group_row(I<8>{}, I<5>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);
+  lib_group_row(I<8>{}, I<5>{}, I<2>{}, I<2>{}, I<0>{}, I<4>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, true);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, true);
   // One launch for both parts (segmented_group_fused_kernel: chunks and steps from one counter
