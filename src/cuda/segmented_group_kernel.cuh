@@ -400,7 +400,12 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
       for (int u = 0; u < kLoads; ++u) {
         const int j = j0 + u * kThreads + tid;
         const unsigned char* at = first + static_cast<std::int64_t>(j0 + u * kThreads) * 16;
-        if (j < span) {
+        if constexpr (!kEdge && kVec == 2) {
+          // 8-byte elements: past the chunk, its last vector again (never folded: j >= span).
+          // Predicated, ptxas moved each loaded pair into x behind the load, so 2 of a round's
+          // 8 loads were in flight before the first use (SASS sm_90).
+          v.load_at(j < span ? at : first + static_cast<std::int64_t>(span - 1 - tid) * 16, x[u]);
+        } else if (j < span) {
           if (kEdge) v.template load_any<true>((at - v.vbase) / 16, x[u]);
           else v.load_at(at, x[u]);
         }

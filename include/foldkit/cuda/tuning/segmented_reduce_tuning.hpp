@@ -139,9 +139,10 @@ inline constexpr int kSegGroupChunkLoads = 8;
 inline constexpr int kSegGroupChunkBytes = kSegThreads * kSegGroupChunkLoads * 16;
 inline constexpr int kSegGroupMaxChunks = kSegThreads;
 // __launch_bounds__ blocks per SM of the chunk kernel (the probe's long_kernel_b4): 4, where
-// ptxas issues all 8 loads of a round before the first use for the 2- and 4-byte types and the
-// 8-byte min/max. Open: the 8-byte sums, products and means issue 1 of 8 first (SASS sm_90, at 2,
-// 3 or 4 blocks, and with after_all_loads' tie, which spilled).
+// ptxas issues all 8 loads of a round before the first use for every type (SASS sm_90). For the
+// 8-byte ones only since their loads past the chunk read its last vector again instead of being
+// predicated off (fold_chunk_slot): predicated, ptxas moved each loaded pair behind its load, and
+// 1-2 of 8 were in flight.
 constexpr int seg_group_chunk_min_blocks(std::size_t) { return 4; }
 constexpr std::int64_t seg_group_chunk_items(std::size_t element_bytes) {
   return kSegGroupChunkBytes / static_cast<std::int64_t>(element_bytes);
