@@ -53,6 +53,8 @@ namespace foldkit::cuda::seg {
 // The path's memory primitives; the host emulation (segmented_reduce_emulation.cuh) defines its
 // own before including this header.
 #if !defined(FOLDKIT_SEG_EMULATION)
+// (Not vector_load.cuh's load_streaming: through its Vec16<half> the f16/bf16 kernels kept 88-144
+// byte stack frames and spilled 160-216 bytes, ptxas sm_90; the other types' SASS was the same.)
 __device__ __forceinline__ uint4 load16_stream(const void* p) { return __ldcs(static_cast<const uint4*>(p)); }
 __device__ __forceinline__ unsigned warp_max(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }
 __device__ __forceinline__ unsigned warp_sum(unsigned v) { return __reduce_add_sync(0xffffffffu, v); }
