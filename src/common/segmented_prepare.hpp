@@ -53,7 +53,10 @@ void check_offset_values(const std::int64_t* offsets, std::int64_t num_segments,
 // The rules themselves, one definition for the host checks and the CUDA validation kernels
 // (src/cuda/segmented_reduce_prepare.cuh). An offset is outside [0, n]; offsets[i] is bad when
 // it is outside or (i < num_segments) greater than offsets[i + 1] (`next`).
-FOLDKIT_HD bool offset_outside(std::int64_t v, std::int64_t n) { return v < 0 || v > n; }
+// (n >= 0: one unsigned compare, as in the group path's prepare kernel, where it runs once an offset.)
+FOLDKIT_HD bool offset_outside(std::int64_t v, std::int64_t n) {
+  return static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(n);
+}
 FOLDKIT_HD bool bad_offset(std::int64_t v, bool has_next, std::int64_t next, std::int64_t n) {
   return offset_outside(v, n) || (has_next && v > next);
 }

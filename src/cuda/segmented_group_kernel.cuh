@@ -7,11 +7,10 @@
 //   prepare_group_kernel   validates each offset (kSegPrepareSegments a block, all of a thread's
 //       loaded at once; the merge path's rule: a bad one sets the workspace flag), counts the
 //       segments of at most seg_group_short_vectors() vectors, and lists each segment longer than
-//       seg_group_long_items() in the workspace: an entry (segment, chunk length, first chunk
-//       slot, chunks) by two atomics, and the entry's index in the slot map for each of its chunk
-//       slots. The entries' order varies from call to call; nothing a result depends on does (a
-//       chunk's range is a function of the segment's length alone, and its sum lands in its own
-//       slot).
+//       seg_group_long_items() in the workspace: an entry (segment, length, first chunk slot,
+//       chunks) by two atomics, and each of its chunk slots' range and entry. The entries' order
+//       varies from call to call; nothing a result depends on does (a chunk's range is a
+//       function of the segment's length alone, and its sum lands in its own slot).
 //   segmented_group_kernel  groups of kSegGroupLanes lanes, one segment a group; a warp takes
 //       seg_group_batches() batches of 32 / lanes consecutive segments a step (warps grid-stride over
 //       steps, so the grid reads the input front to back), the next step's offsets loaded before
@@ -43,10 +42,14 @@
 
 #include "common/segmented_prepare.hpp"  // the offsets' rules
 #include "foldkit/cuda/block/block_reduce.cuh"
+#include "foldkit/cuda/device/grid_dependency.cuh"
 #include "foldkit/cuda/tuning/segmented_reduce_tuning.hpp"
 #include "foldkit/cuda/warp/warp_reduce.cuh"
 #include "foldkit/ops.hpp"
 #include "segmented_reduce_launch.cuh"
+#if defined(__CUDACC__)
+#include "foldkit/cuda/dispatch/programmatic_launch.cuh"
+#endif
 
 namespace foldkit::cuda::seg {
 
@@ -65,7 +68,9 @@ __device__ __forceinline__ bool warp_any(bool v) { return __any_sync(0xffffffffu
 
 // A block takes kSegPrepareSegments consecutive offsets (a thread kPerThread of them, strided by
 // the block's width so that each load is coalesced, all issued before the first is used: one
-// DRAM round trip a block, the merge path's validation kernel's finding, tuning file).
+// DRAM round trip a block, the merge path's validation kernel's finding, tuning file). An
+// offset's successor is the next lane's (a shuffle); lane 31 loads its own. A valid short
+// segment costs a few 32-bit operations: its length is at most seg_group_long_items().
 template <int kElementBytes>
 __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kernel(GroupParams p) {
   constexpr int kVec = 16 / kElementBytes;
@@ -74,16 +79,24 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
   const std::int64_t S = p.num_segments, n = p.n;
   const std::int64_t long_items = tuning::seg_group_long_items(kElementBytes);
   const std::int64_t chunk_min = tuning::seg_group_chunk_items(kElementBytes);
+  const unsigned lane = threadIdx.x & 31u;
+  const bool lane31 = lane == 31u;
   unsigned short_segments = 0;  // (valid ones of at most seg_group_short_vectors() vectors)
-  const std::int64_t lead = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(p.in) & 15u) / kElementBytes);
-  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * tuning::kSegPrepareSegments + threadIdx.x; first <= S;
-       first += static_cast<std::int64_t>(gridDim.x) * tuning::kSegPrepareSegments) {
+  wait_for_prior_grid();        // (launched programmatically: launch_group)
+  const auto lead = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(p.in) & 15u) / kElementBytes);
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * tuning::kSegPrepareSegments + threadIdx.x; first - lane <= S;
+       first += static_cast<std::int64_t>(gridDim.x) * tuning::kSegPrepareSegments) {  // (warp-uniform: the shuffles)
     std::int64_t v0[kPerThread], v1[kPerThread];
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
       const std::int64_t i = first + static_cast<std::int64_t>(k) * kThreads;
       v0[k] = i <= S ? p.offsets[i] : 0;
-      v1[k] = i < S ? p.offsets[i + 1] : 0;
+      v1[k] = lane31 && i < S ? p.offsets[i + 1] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const std::int64_t next = __shfl_down_sync(0xffffffffu, v0[k], 1);
+      if (!lane31) v1[k] = next;  // (lane i + 1's offset, loaded when i < S)
     }
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
@@ -96,8 +109,10 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
       if (i == S || foldkit::detail::offset_outside(v1[k], n)) continue;
       const std::int64_t len = v1[k] - v0[k];
       if (len <= long_items) {
-        const std::int64_t span = len > 0 ? (v1[k] - 1 + lead) / kVec - (v0[k] + lead) / kVec + 1 : 0;
-        short_segments += span <= tuning::seg_group_short_vectors() ? 1u : 0u;
+        // Its vectors: (its first element's place in its vector + len + kVec - 1) / kVec (0 or 1
+        // when empty: short either way).
+        const unsigned place = (static_cast<unsigned>(v0[k]) + lead) % kVec;
+        short_segments += (place + static_cast<unsigned>(len) + kVec - 1) / kVec <= tuning::seg_group_short_vectors() ? 1u : 0u;
         continue;
       }
       // Chunks of at least chunk_min elements, at most kSegGroupMaxChunks of them, in whole vectors.
@@ -110,8 +125,11 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
         *static_cast<volatile unsigned*>(p.header) = 1u;
         continue;
       }
-      p.entries[e] = GroupEntry{i, per, static_cast<int>(base), count};
-      for (int c = 0; c < count; ++c) p.map[base + c] = static_cast<int>(e);
+      p.entries[e] = GroupEntry{i, len, static_cast<int>(base), count};
+      for (int c = 0; c < count; ++c) {
+        const std::int64_t at = static_cast<std::int64_t>(c) * per;
+        p.chunks[base + c] = GroupChunk{v0[k] + at, static_cast<int>(len - at < per ? len - at : per), static_cast<int>(e)};
+      }
     }
   }
   short_segments = warp_sum(short_segments);
@@ -311,6 +329,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
   constexpr int kStepSegs = group_step_segments(kShortLanes, kLanes, kBatches);
   using View = VectorView<T>;
+  wait_for_prior_grid();  // (launched programmatically: launch_group)
   if (load_acquire(p.header) != 0u) return;  // bad offsets: nothing written (warp-uniform)
   if (p.gated && short_call(p) != (kShortLanes > 0)) return;  // the other kernel's call
   const typename Tr::combine_type f{};
@@ -344,7 +363,6 @@ template <class A>
 struct ChunkShared {
   BlockReduceStorage<A> red;
   std::int64_t unit;  // (the fused kernel's)
-  int entry;
   bool last, last_block;
 };
 
@@ -359,13 +377,14 @@ __device__ __forceinline__ ChunkShared<A>& chunk_shared() {
 #endif
 }
 
-// Chunk slot `slot`, by the whole block: its vectors folded by thread (vector t, t + 256, ...),
-// block_reduce's fixed tree, the partial into its slot; the segment's last chunk to finish (a
-// ticket an entry) folds its partials in chunk order and writes the result. Block-uniform;
-// leaves the slot's map word, partial and ticket zeroed.
+// Chunk slot `slot` (its range `ch`: a copy in each thread, as thread 0 zeroes the slot), by the
+// whole block: its vectors folded by thread (vector t, t + 256, ...), block_reduce's fixed tree,
+// the partial into its slot; the segment's last chunk to finish (a ticket an entry) folds its
+// partials in chunk order and writes the result. Block-uniform; leaves the slot's range, partial
+// and ticket zeroed.
 template <class Tr, class T, class F>
 __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const VectorView<T>& v, const F& f, std::int64_t slot,
-                                                ChunkShared<typename Tr::accum_type>& sm) {
+                                                const GroupChunk ch, ChunkShared<typename Tr::accum_type>& sm) {
   using A = typename Tr::accum_type;
   using R = typename Tr::result_type;
   static_assert(sizeof(A) <= kGroupPartialBytes, "a partial a slot");
@@ -374,15 +393,8 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
   constexpr int kLoads = tuning::kSegGroupChunkLoads;
   const int tid = static_cast<int>(threadIdx.x);
   A* const partials = static_cast<A*>(p.partials);
-  if (tid == 0) {
-    sm.entry = p.map[slot];
-    p.map[slot] = 0;  // the workspace is left zeroed
-  }
-  __syncthreads();
-  const GroupEntry en = p.entries[sm.entry];
-  const int c = static_cast<int>(slot - en.base);
-  const std::int64_t b = p.offsets[en.segment], e = p.offsets[en.segment + 1];
-  const std::int64_t cb = b + c * en.chunk_items, ce = cb + en.chunk_items < e ? cb + en.chunk_items : e;
+  const int count = p.entries[ch.entry].count;  // (first used after the fold: its load is hidden)
+  const std::int64_t cb = ch.begin, ce = cb + ch.items;
   // The chunk's vectors: thread t takes t, t + kThreads, ... of them, kLoads at a time. Only
   // its first and last can hold elements outside it: the others are folded whole. Positions
   // relative to the chunk fit 32 bits (a chunk is chunk_min elements or 1 / kSegGroupMaxChunks
@@ -428,13 +440,15 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
   else fold_chunk(std::false_type{});
   const A y = block_reduce(acc, f, Tr::identity(), sm.red);  // (thread 0 gets it)
   if (tid == 0) {
+    p.chunks[slot] = GroupChunk{};  // the workspace is left zeroed (every thread has read it: block_reduce synced)
     partials[slot] = y;
     __threadfence();
-    sm.last = atomicAdd(p.tickets + sm.entry, 1u) == static_cast<unsigned>(en.count - 1);
+    sm.last = atomicAdd(p.tickets + ch.entry, 1u) == static_cast<unsigned>(count - 1);
   }
   __syncthreads();
   if (sm.last) {  // the segment's partials in chunk order (count <= kThreads: one a thread), the same tree
     __threadfence();
+    const GroupEntry en = p.entries[ch.entry];
     A z = Tr::identity();
     if (tid < en.count) {
       A* const w = partials + en.base + tid;
@@ -444,15 +458,15 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
     __syncthreads();  // sm.red is reused
     const A total = block_reduce(z, f, Tr::identity(), sm.red);
     if (tid == 0) {
-      static_cast<R*>(p.out)[en.segment] = Tr::finalize(total, e - b);
-      p.tickets[sm.entry] = 0u;
+      static_cast<R*>(p.out)[en.segment] = Tr::finalize(total, en.items);
+      p.tickets[ch.entry] = 0u;
     }
   }
   __syncthreads();  // sm is reused by the next slot
 }
 
 // The call's end, by every block of the kernel that ends it: the last block writes *status and
-// zeroes what the call used (the entries, the map when the offsets were bad, the header words).
+// zeroes what the call used (the entries, the chunk ranges when the offsets were bad, the header words).
 template <class A>
 __device__ __forceinline__ void finish_group_call(const GroupParams& p, bool bad, std::int64_t listed, std::int64_t slots,
                                                   ChunkShared<A>& sm) {
@@ -467,7 +481,7 @@ __device__ __forceinline__ void finish_group_call(const GroupParams& p, bool bad
   __threadfence();
   for (std::int64_t k = tid; k < listed; k += kThreads) p.entries[k] = GroupEntry{};
   if (bad)
-    for (std::int64_t k = tid; k < slots; k += kThreads) p.map[k] = 0;
+    for (std::int64_t k = tid; k < slots; k += kThreads) p.chunks[k] = GroupChunk{};
   __syncthreads();
   if (tid == 0) {
     if (p.status != nullptr) *p.status = bad ? 1 : 0;
@@ -498,10 +512,18 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
   static_assert(!Tr::kUsesIndex, "argmin/argmax take the merge path");
   ChunkShared<A>& sm = chunk_shared<A>();
   const typename Tr::combine_type f{};
+  wait_for_prior_grid();  // (launched programmatically: launch_group)
   const bool bad = load_acquire(p.header) != 0u;
   const ListedCounts lc = listed_counts(p);
   const VectorView<T> v(p.in, p.n);
-  for (std::int64_t slot = bad ? lc.slots : blockIdx.x; slot < lc.slots; slot += gridDim.x) fold_chunk_slot<Tr>(p, v, f, slot, sm);
+  // A slot's range is loaded a slot ahead, so that it is in registers when the block takes it.
+  std::int64_t slot = bad ? lc.slots : blockIdx.x;
+  GroupChunk ch = slot < lc.slots ? p.chunks[slot] : GroupChunk{};
+  for (; slot < lc.slots; slot += gridDim.x) {
+    const GroupChunk next = slot + gridDim.x < lc.slots ? p.chunks[slot + gridDim.x] : GroupChunk{};
+    fold_chunk_slot<Tr>(p, v, f, slot, ch, sm);
+    ch = next;
+  }
   finish_group_call(p, bad, lc.listed, lc.slots, sm);
 }
 
@@ -528,6 +550,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
   ChunkShared<A>& sm = chunk_shared<A>();
   const typename Tr::combine_type f{};
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  wait_for_prior_grid();
   const bool bad = load_acquire(p.header) != 0u;
   const ListedCounts lc = listed_counts(p);
   const VectorView<T> v(p.in, p.n);
@@ -543,7 +566,7 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
     if (u >= units) break;
     const std::int64_t before = u * slots / units, through = (u + 1) * slots / units;
     if (through > before) {
-      fold_chunk_slot<Tr>(p, v, f, before, sm);
+      fold_chunk_slot<Tr>(p, v, f, before, p.chunks[before], sm);
     } else {
       const std::int64_t s0 = ((u - before) * kWarps + warp) * kStepSegs;  // (warp-uniform)
       if (s0 < S) {
@@ -556,16 +579,20 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
 }
 
 // launch_group (segmented_reduce_launch.cuh): the prepare kernel a block per 2048 offsets, the others
-// as many blocks as their launch bounds keep resident (their loops are grid-strided).
+// as many blocks as their launch bounds keep resident (their loops are grid-strided). Each is
+// launched programmatically (Hopper PDL) and waits for the grid before it first: a kernel that
+// returns at once costs little more than that wait, and none waits for its own launch.
 #if defined(__CUDACC__)
 template <ReduceOp Op, class T>
 void launch_group(const GroupParams& p, int sm_count, cudaStream_t stream) {
-  prepare_group_kernel<sizeof(T)><<<group_prepare_blocks(p.num_segments), tuning::kSegPrepareThreads, 0, stream>>>(p);
-  segmented_group_kernel<Op, T><<<static_cast<unsigned>(sm_count * tuning::kSegGroupMinBlocks), tuning::kSegThreads, 0, stream>>>(p);
-  short_steps_kernel<Op, T>
-      <<<static_cast<unsigned>(sm_count * tuning::kSegGroupShortMinBlocks), tuning::kSegThreads, 0, stream>>>(p);
-  segmented_group_chunks_kernel<Op, T>
-      <<<static_cast<unsigned>(sm_count * tuning::seg_group_chunk_min_blocks(sizeof(T))), tuning::kSegThreads, 0, stream>>>(p);
+  const dim3 threads(tuning::kSegThreads);
+  const auto resident = [&](int blocks_per_sm) { return dim3(static_cast<unsigned>(sm_count * blocks_per_sm)); };
+  launch_programmatic(prepare_group_kernel<sizeof(T)>, dim3(group_prepare_blocks(p.num_segments)),
+                      dim3(tuning::kSegPrepareThreads), stream, p);
+  launch_programmatic(segmented_group_kernel<Op, T>, resident(tuning::kSegGroupMinBlocks), threads, stream, p);
+  launch_programmatic(short_steps_kernel<Op, T>, resident(tuning::kSegGroupShortMinBlocks), threads, stream, p);
+  launch_programmatic(segmented_group_chunks_kernel<Op, T>, resident(tuning::seg_group_chunk_min_blocks(sizeof(T))), threads,
+                      stream, p);
 }
 #endif
 

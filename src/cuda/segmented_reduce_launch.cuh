@@ -101,9 +101,19 @@ void launch_main(const Params& p, unsigned grid, cudaStream_t stream);
 // A listed (long) segment.
 struct GroupEntry {
   std::int64_t segment;
-  std::int64_t chunk_items;  // elements a chunk (the last one may be shorter)
-  int base;                  // its first chunk slot
-  int count;                 // its chunks, at most kSegGroupMaxChunks
+  std::int64_t items;  // its length
+  int base;            // its first chunk slot
+  int count;           // its chunks, at most kSegGroupMaxChunks
+};
+// A chunk slot: the range the prepare kernel gave it, so that the chunk kernel's block starts
+// streaming one load after it takes the slot (it read the slot's entry, then the entry, then the
+// segment's offsets before: 80 us for the power-law mix's chunks against 68 for the probe's
+// host-listed ones, ncu H200 2026-11-29).
+struct GroupChunk {
+  std::int64_t begin;  // its first element
+  int items;           // its length (a chunk is under 2^31 elements: seg_group_chunk_items or
+                       // 1 / kSegGroupMaxChunks of a segment)
+  int entry;           // its segment's entry
 };
 
 // Workspace layout of the group path (after the shared 256-byte header; header words, from
@@ -112,7 +122,7 @@ struct GroupEntry {
 // fused kernel's unit counter).
 struct GroupLayout {
   std::int64_t max_entries, max_slots;
-  std::size_t entries, map, tickets, partials, bytes;
+  std::size_t entries, chunks, tickets, partials, bytes;
 };
 inline constexpr int kGroupEntriesWord = 4;
 inline constexpr std::size_t kGroupPartialBytes = 16;  // a chunk's partial: an accumulator of a non-arg op (<= 8 bytes)
@@ -124,8 +134,8 @@ inline GroupLayout group_layout(std::int64_t n, std::size_t element_bytes) {
   l.max_entries = n / (tuning::seg_group_long_items(element_bytes) + 1) + 1;
   l.max_slots = n / tuning::seg_group_chunk_items(element_bytes) + l.max_entries;
   l.entries = kHeaderBytes;
-  l.map = l.entries + align16(static_cast<std::size_t>(l.max_entries) * sizeof(GroupEntry));
-  l.tickets = l.map + align16(static_cast<std::size_t>(l.max_slots) * sizeof(int));
+  l.chunks = l.entries + align16(static_cast<std::size_t>(l.max_entries) * sizeof(GroupEntry));
+  l.tickets = l.chunks + align16(static_cast<std::size_t>(l.max_slots) * sizeof(GroupChunk));
   l.partials = l.tickets + align16(static_cast<std::size_t>(l.max_entries) * sizeof(unsigned));
   l.bytes = l.partials + static_cast<std::size_t>(l.max_slots) * kGroupPartialBytes;
   return l;
@@ -139,7 +149,7 @@ struct GroupParams {
   void* out;
   unsigned* header;  // at kSegFlagOffset
   GroupEntry* entries;
-  int* map;
+  GroupChunk* chunks;
   unsigned* tickets;
   void* partials;
   std::int64_t max_entries, max_slots;
@@ -159,7 +169,7 @@ inline GroupParams group_params(const GroupLayout& l, unsigned char* base, const
   p.out = out;
   p.header = reinterpret_cast<unsigned*>(base + kSegFlagOffset);
   p.entries = reinterpret_cast<GroupEntry*>(base + l.entries);
-  p.map = reinterpret_cast<int*>(base + l.map);
+  p.chunks = reinterpret_cast<GroupChunk*>(base + l.chunks);
   p.tickets = reinterpret_cast<unsigned*>(base + l.tickets);
   p.partials = base + l.partials;
   p.max_entries = l.max_entries;

@@ -9,25 +9,15 @@
 
 #include "foldkit/cuda/device/tensor_reduce_args.hpp"
 #include "foldkit/cuda/device/tensor_reduce_kernels.cuh"
+#include "foldkit/cuda/dispatch/programmatic_launch.cuh"
 #include "foldkit/cuda/tuning/tensor_reduce_tuning.hpp"
 
 namespace foldkit::cuda::tensor {
 
-// Launches kernel<<<grid, block, 0, stream>>>(args) with programmatic stream serialization
-// (Hopper PDL: its launch overlaps the previous kernel's end; the kernel waits for that grid
-// before touching memory, device/grid_dependency.cuh), as the full-array reduction launches.
+// kernel<<<grid, block, 0, stream>>>(args), programmatic (dispatch/programmatic_launch.cuh).
 template <class Args>
 void launch_programmatic(void (*kernel)(Args), dim3 grid, dim3 block, const Args& args, cudaStream_t stream) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  (void)cudaLaunchKernelEx(&config, kernel, args);  // errors: cudaGetLastError, as every launch here
+  foldkit::cuda::launch_programmatic(kernel, grid, block, stream, args);
 }
 
 // Enqueues the chosen kernel with `args` (P::Args: the choice's Launch with its data pointers
