@@ -36,6 +36,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -66,52 +67,66 @@ __device__ __forceinline__ bool warp_any(bool v) { return __any_sync(0xffffffffu
 
 // ---- the prepare kernel ------------------------------------------------------------------------
 
-// A block takes kSegPrepareSegments consecutive offsets (a thread kPerThread of them, strided by
-// the block's width so that each load is coalesced, all issued before the first is used: one
-// DRAM round trip a block, the merge path's validation kernel's finding, tuning file). An
-// offset's successor is the next lane's (a shuffle); lane 31 loads its own. A valid short
-// segment costs a few 32-bit operations: its length is at most seg_group_long_items().
+// A resident grid (group_prepare_blocks) strides over tiles of kSegPrepareSegments consecutive
+// offsets: a thread loads kPerThread of a tile (strided by the block's width, so that each load
+// is coalesced), and the next tile's loads are in flight while the block checks this one, from
+// shared memory, where an offset's successor is its neighbour. A tile a block and one round trip
+// each, all blocks in step, left DRAM idle while they checked and turned over: 2^22 offsets
+// took ~20 us (probe, H200 2026-11-29). A valid short segment costs a few 32-bit operations:
+// its length is at most seg_group_long_items().
 template <int kElementBytes>
-__global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kernel(GroupParams p) {
+__global__ void __launch_bounds__(tuning::kSegPrepareThreads, tuning::kSegGroupPrepareMinBlocks)
+    prepare_group_kernel(GroupParams p) {
   constexpr int kVec = 16 / kElementBytes;
   constexpr int kThreads = tuning::kSegPrepareThreads;
-  constexpr int kPerThread = tuning::kSegPrepareSegments / kThreads;
+  constexpr int kTile = tuning::kSegPrepareSegments;
+  constexpr int kPerThread = kTile / kThreads;
+#if defined(FOLDKIT_SEG_EMULATION)
+  std::int64_t* const tile = emu::block_shared<std::array<std::int64_t, kTile + 1>>().data();
+#else
+  __shared__ std::int64_t tile[kTile + 1];  // the tile's offsets and the next one
+#endif
   const std::int64_t S = p.num_segments, n = p.n;
   const std::int64_t long_items = tuning::seg_group_long_items(kElementBytes);
   const std::int64_t chunk_min = tuning::seg_group_chunk_items(kElementBytes);
-  const unsigned lane = threadIdx.x & 31u;
-  const bool lane31 = lane == 31u;
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kTile;
   unsigned short_segments = 0;  // (valid ones of at most seg_group_short_vectors() vectors)
-  wait_for_prior_grid();        // (launched programmatically: launch_group)
   const auto lead = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(p.in) & 15u) / kElementBytes);
-  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * tuning::kSegPrepareSegments + threadIdx.x; first - lane <= S;
-       first += static_cast<std::int64_t>(gridDim.x) * tuning::kSegPrepareSegments) {  // (warp-uniform: the shuffles)
-    std::int64_t v0[kPerThread], v1[kPerThread];
+  std::int64_t v[kPerThread], after = 0;  // a tile's offsets, in flight
+  const auto load_tile = [&](std::int64_t t0) {
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const std::int64_t i = first + static_cast<std::int64_t>(k) * kThreads;
-      v0[k] = i <= S ? p.offsets[i] : 0;
-      v1[k] = lane31 && i < S ? p.offsets[i + 1] : 0;
+      const std::int64_t i = t0 + k * kThreads + tid;
+      v[k] = i <= S ? p.offsets[i] : 0;
     }
+    after = tid == kThreads - 1 && t0 + kTile <= S ? p.offsets[t0 + kTile] : 0;
+  };
+  wait_for_prior_grid();  // (launched programmatically: launch_group)
+  std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  if (t0 <= S) load_tile(t0);
+  for (; t0 <= S; t0 += stride) {  // (block-uniform)
+    __syncthreads();               // the last tile's readers are done
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) tile[k * kThreads + tid] = v[k];
+    if (tid == kThreads - 1) tile[kTile] = after;
+    if (t0 + stride <= S) load_tile(t0 + stride);
+    __syncthreads();
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const std::int64_t next = __shfl_down_sync(0xffffffffu, v0[k], 1);
-      if (!lane31) v1[k] = next;  // (lane i + 1's offset, loaded when i < S)
-    }
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      const std::int64_t i = first + static_cast<std::int64_t>(k) * kThreads;
+      const std::int64_t i = t0 + k * kThreads + tid;
       if (i > S) continue;
-      if (foldkit::detail::bad_offset(v0[k], i < S, v1[k], n)) {
+      const std::int64_t v0 = tile[k * kThreads + tid], v1 = tile[k * kThreads + tid + 1];  // (v1: offset i + 1, when i < S)
+      if (foldkit::detail::bad_offset(v0, i < S, v1, n)) {
         *static_cast<volatile unsigned*>(p.header) = 1u;
         continue;
       }
-      if (i == S || foldkit::detail::offset_outside(v1[k], n)) continue;
-      const std::int64_t len = v1[k] - v0[k];
+      if (i == S || foldkit::detail::offset_outside(v1, n)) continue;
+      const std::int64_t len = v1 - v0;
       if (len <= long_items) {
         // Its vectors: (its first element's place in its vector + len + kVec - 1) / kVec (0 or 1
         // when empty: short either way).
-        const unsigned place = (static_cast<unsigned>(v0[k]) + lead) % kVec;
+        const unsigned place = (static_cast<unsigned>(v0) + lead) % kVec;
         short_segments += (place + static_cast<unsigned>(len) + kVec - 1) / kVec <= tuning::seg_group_short_vectors() ? 1u : 0u;
         continue;
       }
@@ -128,7 +143,7 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads) prepare_group_kern
       p.entries[e] = GroupEntry{i, len, static_cast<int>(base), count};
       for (int c = 0; c < count; ++c) {
         const std::int64_t at = static_cast<std::int64_t>(c) * per;
-        p.chunks[base + c] = GroupChunk{v0[k] + at, static_cast<int>(len - at < per ? len - at : per), static_cast<int>(e)};
+        p.chunks[base + c] = GroupChunk{v0 + at, static_cast<int>(len - at < per ? len - at : per), static_cast<int>(e)};
       }
     }
   }
@@ -578,8 +593,8 @@ __global__ void __launch_bounds__(tuning::kSegThreads, kMinBlocks) segmented_gro
   finish_group_call(p, bad, lc.listed, lc.slots, sm);
 }
 
-// launch_group (segmented_reduce_launch.cuh): the prepare kernel a block per 2048 offsets, the others
-// as many blocks as their launch bounds keep resident (their loops are grid-strided). Each is
+// launch_group (segmented_reduce_launch.cuh): each kernel on as many blocks as its launch bounds
+// keep resident (their loops are grid-strided; the prepare kernel's no more than its tiles). Each is
 // launched programmatically (Hopper PDL) and waits for the grid before it first: a kernel that
 // returns at once costs little more than that wait, and none waits for its own launch.
 #if defined(__CUDACC__)
@@ -587,7 +602,7 @@ template <ReduceOp Op, class T>
 void launch_group(const GroupParams& p, int sm_count, cudaStream_t stream) {
   const dim3 threads(tuning::kSegThreads);
   const auto resident = [&](int blocks_per_sm) { return dim3(static_cast<unsigned>(sm_count * blocks_per_sm)); };
-  launch_programmatic(prepare_group_kernel<sizeof(T)>, dim3(group_prepare_blocks(p.num_segments)),
+  launch_programmatic(prepare_group_kernel<sizeof(T)>, dim3(group_prepare_blocks(p.num_segments, sm_count)),
                       dim3(tuning::kSegPrepareThreads), stream, p);
   launch_programmatic(segmented_group_kernel<Op, T>, resident(tuning::kSegGroupMinBlocks), threads, stream, p);
   launch_programmatic(short_steps_kernel<Op, T>, resident(tuning::kSegGroupShortMinBlocks), threads, stream, p);

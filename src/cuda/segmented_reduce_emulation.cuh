@@ -372,7 +372,7 @@ Params run_call(const T* in, std::int64_t n, bool by_offsets, const std::int64_t
   if constexpr (Op != ReduceOp::argmin && Op != ReduceOp::argmax) {
     if (by_offsets && group_blocks != 0) {  // as segmented_reduce.cu's enqueue_group
       const GroupParams q = group_params(gl, base, in, n, offsets, num_segments, out, status);
-      run_grid(group_prepare_blocks(num_segments), kT, resident, order_seed, [&] { prepare_group_kernel<sizeof(T)>(q); });
+      run_grid(group_prepare_blocks(num_segments, 1), kT, resident, order_seed, [&] { prepare_group_kernel<sizeof(T)>(q); });
       p.offsets = offsets;
       if (group_blocks < 0) {
         run_grid(static_cast<unsigned>(-group_blocks), tuning::kSegThreads, resident, order_seed,

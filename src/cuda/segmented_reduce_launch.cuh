@@ -179,9 +179,12 @@ inline GroupParams group_params(const GroupLayout& l, unsigned char* base, const
   return p;
 }
 
-// prepare_group_kernel's grid: a block per kSegPrepareSegments offsets (num_segments + 1 of them).
-inline unsigned group_prepare_blocks(std::int64_t num_segments) {
-  return static_cast<unsigned>((num_segments + tuning::kSegPrepareSegments) / tuning::kSegPrepareSegments);
+// prepare_group_kernel's grid: as many blocks as stay resident, at most one a tile of
+// kSegPrepareSegments offsets (num_segments + 1 of them).
+inline unsigned group_prepare_blocks(std::int64_t num_segments, int sm_count) {
+  const std::int64_t tiles = (num_segments + tuning::kSegPrepareSegments) / tuning::kSegPrepareSegments;
+  const std::int64_t resident = static_cast<std::int64_t>(sm_count) * tuning::kSegGroupPrepareMinBlocks;
+  return static_cast<unsigned>(tiles < resident ? tiles : resident);
 }
 
 // The group path's three kernels (every op but argmin/argmax).

@@ -669,7 +669,7 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
     return p;
   };
   const auto lib_prepare = [&](const seg::GroupParams& p) {
-    seg::prepare_group_kernel<4><<<seg::group_prepare_blocks(S), foldkit::cuda::tuning::kSegPrepareThreads, 0, s>>>(p);
+    seg::prepare_group_kernel<4><<<seg::group_prepare_blocks(S, gpu.sm_count), foldkit::cuda::tuning::kSegPrepareThreads, 0, s>>>(p);
     check_cuda(cudaGetLastError(), "prepare_group_kernel launch");
   };
   const auto lib_chunks = [&](const seg::GroupParams& p) {

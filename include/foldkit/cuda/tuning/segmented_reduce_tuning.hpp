@@ -118,6 +118,9 @@ constexpr int seg_group_short_vectors() { return kSegGroupShortLanes * kSegGroup
 // (prepare_group_kernel counts them): two group kernels are launched, and the one not meant for
 // the call returns at once.
 inline constexpr int kSegGroupShortShare = 2;
+// __launch_bounds__ blocks per SM of the group path's prepare kernel (a resident grid, each
+// block a 16 KiB tile of offsets in shared memory and the next tile's loads in flight).
+inline constexpr int kSegGroupPrepareMinBlocks = 4;
 inline constexpr int kSegGroupShortMinBlocks = 4;  // (its __launch_bounds__; see short_steps_kernel)
 // Batches a step: 2, or 1 for 8-byte elements (at 2 their kernels spilled 4-8 bytes at 80
 // registers, ptxas sm_90: 64-bit accumulators and positions).
