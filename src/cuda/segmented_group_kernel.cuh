@@ -480,6 +480,19 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
   __syncthreads();  // sm is reused by the next slot
 }
 
+// The call's status, and the header words zeroed for the next call (by one thread, after every
+// other use of them: the other blocks of the kernel that ends the call read them first, or
+// find nothing to do when they read them zeroed).
+__device__ __forceinline__ void end_group_call(const GroupParams& p, bool bad) {
+  if (p.status != nullptr) *p.status = bad ? 1 : 0;
+  p.header[0] = 0u;
+  p.header[1] = 0u;
+  p.header[kGroupEntriesWord] = 0u;
+  p.header[kGroupSlotsWord] = 0u;
+  p.header[kGroupShortWord] = 0u;
+  p.header[kGroupUnitWord] = 0u;
+}
+
 // The call's end, by every block of the kernel that ends it: the last block writes *status and
 // zeroes what the call used (the entries, the chunk ranges when the offsets were bad, the header words).
 template <class A>
@@ -498,15 +511,7 @@ __device__ __forceinline__ void finish_group_call(const GroupParams& p, bool bad
   if (bad)
     for (std::int64_t k = tid; k < slots; k += kThreads) p.chunks[k] = GroupChunk{};
   __syncthreads();
-  if (tid == 0) {
-    if (p.status != nullptr) *p.status = bad ? 1 : 0;
-    p.header[0] = 0u;
-    p.header[1] = 0u;
-    p.header[kGroupEntriesWord] = 0u;
-    p.header[kGroupSlotsWord] = 0u;
-    p.header[kGroupShortWord] = 0u;
-    p.header[kGroupUnitWord] = 0u;
-  }
+  if (tid == 0) end_group_call(p, bad);
 }
 
 // The listed entries and chunk slots of the call (capped by the workspace's sizes: more means
@@ -530,6 +535,10 @@ __global__ void __launch_bounds__(tuning::kSegThreads, tuning::seg_group_chunk_m
   wait_for_prior_grid();  // (launched programmatically: launch_group)
   const bool bad = load_acquire(p.header) != 0u;
   const ListedCounts lc = listed_counts(p);
+  if (!bad && lc.listed == 0) {  // no chunks (most calls): block 0 ends the call, no tickets
+    if (blockIdx.x == 0 && threadIdx.x == 0) end_group_call(p, false);
+    return;
+  }
   const VectorView<T> v(p.in, p.n);
   // A slot's range is loaded a slot ahead, so that it is in registers when the block takes it.
   std::int64_t slot = bad ? lc.slots : blockIdx.x;

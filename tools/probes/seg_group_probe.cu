@@ -702,11 +702,15 @@ int run_layout(int layout, const fkbench::GpuInfo& gpu, cudaStream_t s) {
   lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<4>{}, I<2>{}, false);
-  // U = 5: a uniform step (spans up to 33 vectors, 5 rounds at 8 lanes) in one round of loads
-  // instead of two (the second of 4 rounds mostly idle): fewer instructions a step.
-  lib_group_row(I<8>{}, I<5>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, false);
-  lib_group_row(I<8>{}, I<5>{}, I<2>{}, I<2>{}, I<0>{}, I<4>{}, false);
+  // (U = 5, a uniform step's 5 rounds in one batch of loads: 309.5 / 340.7 us at 3 / 2 blocks an
+  // SM against U = 4's 302.7, H200 2026-11-29: refuted, removed.) The probe's best uniform kernel
+  // ran 4 blocks an SM (deep G=8 U=4 D=2, 280.7 us alone against the library kernel's 285.7 at 3):
+  // the library's kernel at 4 blocks an SM, 2 batches and 1.
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, I<0>{}, I<4>{}, false);
+  lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<0>{}, I<4>{}, false);
   lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<3>{}, I<0>{}, I<4>{}, true);
+  lib_group_row(I<8>{}, I<4>{}, I<2>{}, I<4>{}, I<0>{}, I<4>{}, true);
+  lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<0>{}, I<4>{}, true);
   lib_group_row(I<8>{}, I<4>{}, I<1>{}, I<4>{}, I<2>{}, I<4>{}, true);
   // One launch for both parts (segmented_group_fused_kernel: chunks and steps from one counter
   // of work units), with and without short steps.
