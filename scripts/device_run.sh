@@ -15,7 +15,8 @@
 #   ncu-probe:NAME ARGS  the same under ncu (clocks and caches left alone): NCU_COUNT (4) launches
 #                      of the kernels matching NCU_KERNELS (a regex; all), after NCU_SKIP (2) of
 #                      them, into ncu-NAME.txt (e.g. NCU_KERNELS='segmented_group_chunks_kernel|long_kernel_b4'
-#                      'ncu-probe:foldkit-seg-group-probe 1')
+#                      'ncu-probe:foldkit-seg-group-probe 1'); NCU_EXTRA: more ncu options (e.g.
+#                      '--section SourceCounters --section WarpStateStats': stalls sampled by SASS line)
 # The build folder is gpu_check.sh's (BUILD, /tmp/foldkit-build): build first.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -59,9 +60,10 @@ for step in "$@"; do
     ncu-probe:*)
       read -r -a words <<< "${step#ncu-probe:}"
       # shellcheck disable=SC2068  # the probe's arguments: words
+      # shellcheck disable=SC2086  # NCU_EXTRA: more ncu options, as words
       timeout 400 ncu --clock-control none --cache-control none -k "regex:${NCU_KERNELS:-.}" --launch-skip "${NCU_SKIP:-2}" \
         --launch-count "${NCU_COUNT:-4}" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-        --section SchedulerStats --section MemoryWorkloadAnalysis "$BUILD/tools/probes/${words[0]}" ${words[@]:1} \
+        --section SchedulerStats --section MemoryWorkloadAnalysis ${NCU_EXTRA:-} "$BUILD/tools/probes/${words[0]}" ${words[@]:1} \
         > "$OUT/ncu-${words[0]}.txt" 2>&1
       echo "rc=$?"
       grep -E "^  [A-Za-z_].*\(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Stall Long Scoreboard|Issue Slots Busy|No Eligible" \

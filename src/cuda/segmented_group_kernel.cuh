@@ -1,16 +1,18 @@
 // The segmented reduction's group path (offsets form; every op but argmin/argmax): four kernels
-// in stream order, no host synchronisation. The merge path (segmented_reduce_kernel.cuh) stages
+// in stream order, each launched programmatically (PDL: it waits for the one before it first), no
+// host synchronisation. The merge path (segmented_reduce_kernel.cuh) stages
 // 32 KiB tiles through shared memory with masks, a block scan and a look-back; this path reads each
 // short segment where it lies (foldkit-seg-group-probe; measured in tuning/segmented_reduce_tuning.hpp,
 // which also says whether the library takes it: tuning::kSegGroupDefault).
 //
-//   prepare_group_kernel   validates each offset (kSegPrepareSegments a block, all of a thread's
-//       loaded at once; the merge path's rule: a bad one sets the workspace flag), counts the
-//       segments of at most seg_group_short_vectors() vectors, and lists each segment longer than
-//       seg_group_long_items() in the workspace: an entry (segment, length, first chunk slot,
-//       chunks) by two atomics, and each of its chunk slots' range and entry. The entries' order
-//       varies from call to call; nothing a result depends on does (a chunk's range is a
-//       function of the segment's length alone, and its sum lands in its own slot).
+//   prepare_group_kernel   validates each offset (a resident grid over tiles of
+//       kSegPrepareSegments, the next tile's loads in flight; the merge path's rule: a bad one
+//       sets the workspace flag), counts the segments of at most seg_group_short_vectors()
+//       vectors, and lists each segment longer than seg_group_long_items() in the workspace: an
+//       entry (segment, length, first chunk slot, chunks) by two atomics, and each of its chunk
+//       slots' range and entry. The entries' order varies from call to call; nothing a result
+//       depends on does (a chunk's range is a function of the segment's length alone, and its
+//       sum lands in its own slot).
 //   segmented_group_kernel  groups of kSegGroupLanes lanes, one segment a group; a warp takes
 //       seg_group_batches() batches of 32 / lanes consecutive segments a step (warps grid-stride over
 //       steps, so the grid reads the input front to back), the next step's offsets loaded before
@@ -24,7 +26,8 @@
 //   segmented_group_chunks_kernel  a block a chunk slot (grid-stride): the chunk's vectors folded
 //       by thread (vector t, t + 256, ...), block_reduce's fixed tree, the partial into its slot;
 //       the segment's last chunk to finish (a ticket an entry) folds its partials in chunk order
-//       and writes the result. Its last block writes *status and leaves the workspace zeroed.
+//       and writes the result. Its last block writes *status and leaves the workspace zeroed
+//       (block 0, when nothing was listed).
 // The same input, offsets and alignment give the same bits on every call. Inputs need not be
 // 16-byte aligned: vectors are the aligned 16-byte runs of memory that hold elements, and the
 // two at the array's ends, when partial, are read element by element (never outside [0, n)).

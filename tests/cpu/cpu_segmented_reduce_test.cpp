@@ -501,6 +501,42 @@ TEST(CudaSegmentedEmulated, GroupPathSameBitsAnyGrid) {
   }
 }
 
+// The group path's prepare kernel checks offsets in tiles of kSegPrepareSegments, an offset's
+// successor from its neighbour in the tile (the tile's last one: the next tile's first, loaded
+// apart): long segments (listed in chunks) and a decrease placed on the offsets at and around
+// every tile boundary, the grid striding over several tiles a block.
+TEST(CudaSegmentedEmulated, GroupPathTileBoundaries) {
+  FOLDKIT_TRACE_SEED();
+  Rng rng(test_seed());
+  std::vector<unsigned char> ws;
+  const I64 tile = cuda::tuning::kSegPrepareSegments;
+  const I64 S = 5 * tile + 3;  // six tiles of offsets
+  for (const I64 shift : {-1, 0, 1}) {  // the long segments: the ones starting at t * tile + shift
+    std::vector<I64> lens(static_cast<std::size_t>(S));
+    for (I64 s = 0; s < S; ++s) {
+      const bool at_boundary = (s - shift) % tile == 0 && s - shift > 0;
+      lens[static_cast<std::size_t>(s)] = at_boundary ? rng.uniform(5000, 40000) : rng.uniform(0, 16);
+    }
+    const Segs g = from_lengths(lens, rng.uniform(0, 3), rng.uniform(0, 3), "tile boundaries shift " + std::to_string(shift));
+    run_and_check<ReduceOp::sum, float>(Backend::emulated_cuda_group, g, make_data<ReduceOp::sum, float>(rng, g.n), false,
+                                        &ws, rng, false);
+    // The same offsets, one of them a decrease of one at a boundary: status 1, nothing written.
+    Segs bad = g;
+    const I64 at = tile * rng.uniform(1, 5) + shift;
+    bad.offsets[static_cast<std::size_t>(at)] = bad.offsets[static_cast<std::size_t>(at) + 1] + 1;
+    if (bad.offsets[static_cast<std::size_t>(at)] > bad.n) bad.offsets[static_cast<std::size_t>(at)] = bad.n + 1;
+    const std::vector<float> x(static_cast<std::size_t>(bad.n), 1.0f);
+    std::vector<float> out(static_cast<std::size_t>(S), -123.0f);
+    std::int32_t status = 5;
+    cuda::seg::emu::run_call<ReduceOp::sum, float>(x.data(), bad.n, true, bad.offsets.data(), nullptr, nullptr, S,
+                                                   out.data(), nullptr, &status, ws, rng.next() | 1, 3,
+                                                   cuda::tuning::kSegTilesPerBlock, static_cast<int>(rng.uniform(1, 5)));
+    EXPECT_EQ(status, 1) << "offset " << at;
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == -123.0f; })) << "written";
+    EXPECT_TRUE(std::all_of(ws.begin(), ws.end(), [](unsigned char c) { return c == 0; })) << "workspace left dirty";
+  }
+}
+
 // Invalid offsets: status 1, nothing written, and the next call (valid) works on the same workspace.
 TEST(CudaSegmentedEmulated, InvalidOffsetsWriteNothing) {
   FOLDKIT_TRACE_SEED();
