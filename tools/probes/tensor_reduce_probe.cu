@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
       spec.identity_value = 0.0f;
       spec.stamps = stamps;
       const TracedPolicy::Args args{l, spec};
-      tz::launch_programmatic(tz::outer_flat_kernel<TracedPolicy, foldkit::cuda::tuning::kOuterFlatLoadsInFlight>, dim3(grid),
-                              dim3(st.choice.block), args, nullptr);
+      foldkit::cuda::launch_programmatic(tz::outer_flat_kernel<TracedPolicy, foldkit::cuda::tuning::kOuterFlatLoadsInFlight>,
+                                         dim3(grid), dim3(st.choice.block), nullptr, args);
       cudaDeviceSynchronize();
       if (call < 3) continue;
       std::vector<unsigned long long> h(grid * kTracePoints);
@@ -427,9 +427,9 @@ int main(int argc, char** argv) {
           const float us = time_choice(c, [&](const tz::Choice& ch, const typename Policy::Args& args) {
             const dim3 g(ch.grid), b(ch.block);
             if (unroll == -4) tz::outer_flat_kernel<Policy, 4><<<g, b>>>(args);
-            else if (unroll == 2) tz::launch_programmatic(tz::outer_flat_kernel<Policy, 2>, g, b, args, nullptr);
-            else if (unroll == 4) tz::launch_programmatic(tz::outer_flat_kernel<Policy, 4>, g, b, args, nullptr);
-            else tz::launch_programmatic(tz::outer_flat_kernel<Policy, 8>, g, b, args, nullptr);
+            else if (unroll == 2) foldkit::cuda::launch_programmatic(tz::outer_flat_kernel<Policy, 2>, g, b, nullptr, args);
+            else if (unroll == 4) foldkit::cuda::launch_programmatic(tz::outer_flat_kernel<Policy, 4>, g, b, nullptr, args);
+            else foldkit::cuda::launch_programmatic(tz::outer_flat_kernel<Policy, 8>, g, b, nullptr, args);
           });
           std::printf("  outer-flat threads %4u  loads %d%s  grid %6u  %8.2f us  %.2fx read  %s\n", block, u, unroll < 0 ? " (no PDL)" : "", c.grid, us,
                       us / read, got == want ? "ok" : "MISMATCH");

@@ -14,12 +14,6 @@
 
 namespace foldkit::cuda::tensor {
 
-// kernel<<<grid, block, 0, stream>>>(args), programmatic (dispatch/programmatic_launch.cuh).
-template <class Args>
-void launch_programmatic(void (*kernel)(Args), dim3 grid, dim3 block, const Args& args, cudaStream_t stream) {
-  foldkit::cuda::launch_programmatic(kernel, grid, block, stream, args);
-}
-
 // Enqueues the chosen kernel with `args` (P::Args: the choice's Launch with its data pointers
 // filled in, plus whatever P carries). Launch errors are left for cudaGetLastError.
 template <class P>
@@ -62,7 +56,7 @@ void launch_tensor_reduce(const Choice& c, const typename P::Args& args, cudaStr
     case Family::outer_flat:
       if constexpr (!P::kArg)
         launch_programmatic(outer_flat_kernel<P, tuning::outer_flat_loads_in_flight(sizeof(typename P::value_type))>, grid,
-                            block, args, stream);
+                            block, stream, args);
       break;
     case Family::generic:
       generic_kernel<P><<<grid, block, 0, stream>>>(args);
