@@ -68,6 +68,15 @@ __device__ __forceinline__ unsigned warp_sum(unsigned v) { return __reduce_add_s
 __device__ __forceinline__ bool warp_any(bool v) { return __any_sync(0xffffffffu, v); }
 #endif
 
+// The 16-byte vectors that hold a segment's elements: its first element's place in its vector,
+// plus its length, rounded up to whole vectors (b: its first element; lead: the input's first
+// element's place in its vector; len < 2^31 - 16; an empty segment gives 0 or 1). In 32 bits:
+// the prepare kernel's count and a short step's test run it once an offset.
+template <int kVec>
+__device__ __forceinline__ unsigned segment_vectors(std::int64_t b, unsigned len, unsigned lead) {
+  return ((static_cast<unsigned>(b) + lead) % kVec + len + kVec - 1) / kVec;
+}
+
 // ---- the prepare kernel ------------------------------------------------------------------------
 
 // A resident grid (group_prepare_blocks) strides over tiles of kSegPrepareSegments consecutive
@@ -126,11 +135,8 @@ __global__ void __launch_bounds__(tuning::kSegPrepareThreads, tuning::kSegGroupP
       }
       if (i == S || foldkit::detail::offset_outside(v1, n)) continue;
       const std::int64_t len = v1 - v0;
-      if (len <= long_items) {
-        // Its vectors: (its first element's place in its vector + len + kVec - 1) / kVec (0 or 1
-        // when empty: short either way).
-        const unsigned place = (static_cast<unsigned>(v0) + lead) % kVec;
-        short_segments += (place + static_cast<unsigned>(len) + kVec - 1) / kVec <= tuning::seg_group_short_vectors() ? 1u : 0u;
+      if (len <= long_items) {  // (an empty one counts as short)
+        short_segments += segment_vectors<kVec>(v0, static_cast<unsigned>(len), lead) <= tuning::seg_group_short_vectors() ? 1u : 0u;
         continue;
       }
       // Chunks of at least chunk_min elements, at most kSegGroupMaxChunks of them, in whole vectors.
@@ -256,7 +262,7 @@ __device__ __forceinline__ void fold_segments(const GroupParams& p, const Vector
     const std::int64_t vb = b + v.lead;  // the segment's first virtual position (>= 0)
     const std::int64_t q0 = static_cast<std::int64_t>(static_cast<std::uint64_t>(vb) / kVec);
     pos0[d] = static_cast<int>(q0 * kVec - vb) + gl * kVec;  // (-kVec < vector q0's <= 0)
-    span[d] = len[d] > 0 ? static_cast<int>(static_cast<std::uint64_t>(e - 1 + v.lead) / kVec - q0 + 1) : 0;
+    span[d] = len[d] > 0 ? static_cast<int>(segment_vectors<kVec>(b, len[d], static_cast<unsigned>(v.lead))) : 0;
     vp[d] = v.vbase + (q0 + gl) * 16;  // (read only where gl < span)
     const unsigned r = (static_cast<unsigned>(span[d]) + kLanes - 1) / kLanes;
     rounds = r > rounds ? r : rounds;
@@ -319,7 +325,7 @@ __device__ __forceinline__ void fold_step(const GroupParams& p, const VectorView
     const std::int64_t e = __shfl_down_sync(0xffffffffu, mine, 1);
     unsigned span = 0;
     if (lane < kStepSegs && s0 + lane < p.num_segments && e > mine && e - mine <= tuning::seg_group_long_items(sizeof(T)))
-      span = static_cast<unsigned>(static_cast<std::uint64_t>(e - 1 + v.lead) / kVec - static_cast<std::uint64_t>(mine + v.lead) / kVec + 1);
+      span = segment_vectors<kVec>(mine, static_cast<unsigned>(e - mine), static_cast<unsigned>(v.lead));
     short_step = warp_max(span) <= static_cast<unsigned>(kShortLanes * kShortLoads);
   }
   if (short_step) {
