@@ -128,7 +128,11 @@ constexpr int seg_group_batches(std::size_t element_bytes) { return element_byte
 // __launch_bounds__ blocks per SM of the group kernel: at 3 ptxas issues all 8 (2-, 4-byte
 // elements) / 4 (8-byte) loads of a step before the first use (SASS sm_90, 64-80 registers, no
 // spills); without a minimum it interleaved each load with the previous one's adds (the probe).
-inline constexpr int kSegGroupMinBlocks = 3;
+// At 4 (64 registers) the 2- and 4-byte kernels spill 4 bytes, in the divergent-shuffle path
+// after the loop; all 8 loads of a step still issue first (SASS sm_90). The f32 kernel at 4:
+// 283.8 us alone and 291.7 in the call against 285.8 / 295.0 at 3 (probe, H200 2026-11-29).
+// A/B patch: to be measured in foldkit-bench axes.
+inline constexpr int kSegGroupMinBlocks = 4;
 // Segments longer than this many bytes are summed in block chunks: a group's rounds stay few
 // (a warp waits for its longest group), 4 KiB = 8 rounds of a lane's 4 loads.
 inline constexpr int kSegGroupLongBytes = 4096;
