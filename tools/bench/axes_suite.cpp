@@ -31,6 +31,7 @@
 #include "axes_common.hpp"
 #include "cub_segmented.hpp"
 #include "foldkit/cuda/dispatch/segmented_runtime.hpp"
+#include "foldkit/cuda/scan.hpp"
 #include "foldkit/cuda/segmented_reduce.hpp"
 #include "foldkit/cuda/tensor_reduce.hpp"
 #include "foldkit/cuda/tensor_scan.hpp"
@@ -344,6 +345,35 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
       cub.check = std::string("ERROR ") + e.what();
     }
   }
+  // References for the column scans (f32 cumsum over dim 0): the whole-array scans of the same n
+  // elements, foldkit's (foldkit::cuda::inclusive_scan) and CUB's (DeviceScan::InclusiveSum), the
+  // same bytes read and written through one chain of tiles. Not this case's result: timed only
+  // (each is checked by the scan suite and the tests), to show what a chained single-pass scan of
+  // these bytes reads on this GPU.
+  AxesRow flat = base, cub_flat = base;
+  flat.impl = "foldkit-1d";
+  cub_flat.impl = "cub-1d";
+  std::function<void(const void*, void*)> flat_call;
+  std::unique_ptr<CubReduce> cub_flat_call;
+  if (c.kind == Kind::scan && axes_list[0] == 0 && dtype == DType::f32 && fk_call) {
+    flat_call = [n, s](const void* in, void* out) {
+      foldkit::cuda::inclusive_scan<ReduceOp::sum>(static_cast<const float*>(in), n, static_cast<float*>(out), s);
+    };
+    try {
+      cub_flat_call = make_cub_inclusive_sum(DType::f32, n);
+    } catch (const std::exception& e) {
+      cub_flat.check = std::string("ERROR ") + e.what();
+    }
+    for (AxesRow* r : {&flat, &cub_flat}) {
+      r->bar = axes::Bar{};
+      r->read_bytes = read;
+      r->written_bytes = written;
+      r->ceiling_bytes = ceiling_bytes;
+      r->check = "not checked (a reference: the whole-array scan of the same bytes)";
+    }
+    flat.config = "foldkit::cuda::inclusive_scan<sum> of the " + std::to_string(n) + " elements as one array";
+    if (cub_flat_call) cub_flat.config = "cub::DeviceScan::InclusiveSum of the " + std::to_string(n) + " elements as one array";
+  }
   const std::uint64_t biggest_out = std::max({out_bytes, cub_out_bytes, copy_ceiling ? copy_bytes : 0});
   outs_.prepare(static_cast<std::size_t>(std::max<std::uint64_t>(biggest_out, std::uint64_t{1} << 20)));
   const std::string memory = memory_text();
@@ -432,6 +462,13 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
   }
   const std::size_t fk_at = fk_call ? calls.size() : SIZE_MAX;
   if (fk_call) calls.push_back([this, fk_call](const void* in) { fk_call(in, outs_.next()); });
+  const std::size_t flat_at = flat_call ? calls.size() : SIZE_MAX;
+  if (flat_call) calls.push_back([this, flat_call](const void* in) { flat_call(in, outs_.next()); });
+  const std::size_t cub_flat_at = cub_flat_call ? calls.size() : SIZE_MAX;
+  if (cub_flat_call) {
+    CubReduce* cc = cub_flat_call.get();
+    calls.push_back([this, cc, s](const void* in) { cc->run(in, outs_.next(), s); });
+  }
   sess_.label_samples(c.name());
   const RivalTimes rt = time_rivals(calls);
 
@@ -462,7 +499,9 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
   };
   if (cub_call) record(cub, cub_at);
   if (fk_call) record(fk, fk_at);
-  for (AxesRow* r : {&fk, &cub}) {
+  if (flat_call) record(flat, flat_at);
+  if (cub_flat_call) record(cub_flat, cub_flat_at);
+  for (AxesRow* r : {&fk, &cub, &flat, &cub_flat}) {
     r->ceil_median_us = ceil.median_us;
     r->ceil_batch_us = ceil.batch_us;
   }
@@ -471,6 +510,8 @@ std::vector<AxesRow> AxesGpu::run_case(const Case& c) {
 
   std::vector<AxesRow> rows{fk};
   if (c.cub_rows || c.kind == Kind::segmented) rows.push_back(cub);
+  if (flat_call) rows.push_back(flat);
+  if (cub_flat_call) rows.push_back(cub_flat);
   rows.push_back(ceil);
   return rows;
 }
