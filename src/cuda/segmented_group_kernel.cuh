@@ -444,8 +444,7 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
           // so 2 of a round's 8 loads were in flight before the first use, SASS sm_90.)
           v.load_at(j < span ? at : first + static_cast<std::int64_t>(span - 1 - tid) * 16, x[u]);
         } else if (j < span) {
-          if (kEdge) v.template load_any<true>((at - v.vbase) / 16, x[u]);
-          else v.load_at(at, x[u]);
+          v.template load_any<true>((at - v.vbase) / 16, x[u]);
         }
       }
 #pragma unroll
@@ -453,8 +452,8 @@ __device__ __forceinline__ void fold_chunk_slot(const GroupParams& p, const Vect
         const int j = j0 + u * kThreads + tid;
         if constexpr (!kEdge) {
           // Every vector by its elements' positions, without a branch (the probe's chunk
-          // kernel's form: its loop streams at 80 % of DRAM where one with a branch a vector
-          // streamed at 71 %, ncu H200 2026-11-29).
+          // kernel's form). Not what kept this kernel's DRAM at 71 % against the probe's 80 %
+          // (ncu, H200 2026-11-29): without the branch the power-law mix took 0.990x the time.
           fold_inside<Tr>(f, acc, x[u], pos0 + j * kVec, clen);
         } else if (j > 0 && j < span - 1) {
 #pragma unroll

@@ -131,7 +131,8 @@ constexpr int seg_group_batches(std::size_t element_bytes) { return element_byte
 // At 4 (64 registers) the 2- and 4-byte kernels spill 4 bytes, in the divergent-shuffle path
 // after the loop; all 8 loads of a step still issue first (SASS sm_90). The f32 kernel at 4:
 // 283.8 us alone and 291.7 in the call against 285.8 / 295.0 at 3 (probe, H200 2026-11-29).
-// foldkit-bench axes, A/B of 2 rounds (H200 2026-11-30, with the chunk kernel's branchless fold): 2^22 segments of 0-128 296.1 -> 292.6 us.
+// foldkit-bench axes, A/B of 2 rounds (H200 2026-11-30, with the chunk kernel's branchless
+// fold): 2^22 segments of 0-128 296.1 -> 292.6 us.
 inline constexpr int kSegGroupMinBlocks = 4;
 // Segments longer than this many bytes are summed in block chunks: a group's rounds stay few
 // (a warp waits for its longest group), 4 KiB = 8 rounds of a lane's 4 loads.
