@@ -307,26 +307,13 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     void* ref = next_out();
     void* got = next_out();
     library(in, ref);
-    std::vector<float> h_ref(static_cast<std::size_t>(rows * cols)), h_got(h_ref.size()), h_again(h_ref.size());
+    std::vector<float> h_ref(static_cast<std::size_t>(rows * cols));
     check_cuda(cudaMemcpyAsync(h_ref.data(), ref, bytes, cudaMemcpyDeviceToHost, st), "copy");
-    check_cuda(cudaMemsetAsync(got, 0xff, bytes, st), "poison");
-    two_pass(in, got);
-    check_cuda(cudaMemcpyAsync(h_got.data(), got, bytes, cudaMemcpyDeviceToHost, st), "copy");
-    check_cuda(cudaMemsetAsync(got, 0xff, bytes, st), "poison");
-    two_pass(in, got);
-    check_cuda(cudaMemcpyAsync(h_again.data(), got, bytes, cudaMemcpyDeviceToHost, st), "copy");
     check_cuda(cudaStreamSynchronize(st), "sync");
-    double worst = 0;
-    for (std::size_t i = 0; i < h_got.size(); ++i) {
-      const double d = std::fabs(static_cast<double>(h_got[i]) - h_ref[i]) / (std::fabs(static_cast<double>(h_ref[i])) + 1.0);
-      worst = std::isnan(d) ? 1e30 : std::max(worst, d);
-    }
-    const bool same = std::equal(h_got.begin(), h_got.end(), h_again.begin(),
-                                 [](float x, float y) { return std::memcmp(&x, &y, 4) == 0; });
-    const bool ok = worst < 1e-3 && same;
-    if (!ok) rc = 1;
-    std::printf("  check: max rel diff vs the library %.2e, two calls %s: %s\n", worst, same ? "bitwise equal" : "DIFFER",
-                ok ? "ok" : "FAILED");
+    const fkprobe::VariantCheck c = fkprobe::check_variant(two_pass, in, got, h_ref, st);
+    if (!c.ok()) rc = 1;
+    std::printf("  check: max rel diff vs the library %.2e, two calls %s: %s\n", c.worst, c.same ? "bitwise equal" : "DIFFER",
+                c.ok() ? "ok" : "FAILED");
   }
   fkbench::TimingPlan tp;
   tp.reps_median = 40;
@@ -344,10 +331,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     });
   const std::vector<fkbench::Timing> t = fkbench::time_interleaved(tp, st, pool, &gate, calls);
   const double ceil = t[0].median_us;
-  auto row = [&](const std::string& what, const fkbench::Timing& x) {
-    std::printf("  %-58s %9.2f us (%9.2f)   %5.1f %% of the copy ceiling   %5.2fx\n", what.c_str(), x.median_us, x.batch_us,
-                100.0 * ceil / x.median_us, x.median_us / ceil);
-  };
+  auto row = [&](const std::string& what, const fkbench::Timing& x) { fkprobe::print_copy_row(58, what, x, ceil); };
   row("cudaMemcpyAsync (the copy ceiling)", t[0]);
   row("library: foldkit::cuda::inclusive_scan over dim 0", t[1]);
   row("two-pass: A (tile sums) then B (scan, input from L2)", t[2]);

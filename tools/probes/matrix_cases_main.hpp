@@ -6,14 +6,55 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "timing.hpp"
 
 namespace fkprobe {
+
+// A variant's f32 result against a reference's (host copy `ref`): its output poisoned before each
+// of two calls on `in`; the largest relative difference |got - ref| / (|ref| + 1) (NaN: 1e30) and
+// whether the two calls gave the same bits. run(in, out) enqueues one call on `st`.
+struct VariantCheck {
+  double worst = 0;
+  bool same = false;
+  bool ok() const { return worst < 1e-3 && same; }
+};
+template <class Run>
+VariantCheck check_variant(Run&& run, const void* in, void* got, const std::vector<float>& ref, cudaStream_t st) {
+  using foldkit::cuda::detail::check_cuda;
+  const std::size_t bytes = ref.size() * sizeof(float);
+  std::vector<float> first(ref.size()), again(ref.size());
+  for (std::vector<float>* h : {&first, &again}) {
+    check_cuda(cudaMemsetAsync(got, 0xff, bytes, st), "poison");
+    run(in, got);
+    check_cuda(cudaGetLastError(), "launch");
+    check_cuda(cudaMemcpyAsync(h->data(), got, bytes, cudaMemcpyDeviceToHost, st), "copy");
+  }
+  check_cuda(cudaStreamSynchronize(st), "sync");
+  VariantCheck c;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(first[i]) - ref[i]) / (std::fabs(static_cast<double>(ref[i])) + 1.0);
+    c.worst = std::isnan(d) ? 1e30 : std::max(c.worst, d);
+  }
+  c.same = std::equal(first.begin(), first.end(), again.begin(),
+                      [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
+  return c;
+}
+
+// One timing line against the copy ceiling's median (ceil_us): median and batch, % of the
+// ceiling's rate, the time ratio; `what` padded to `width` characters.
+inline void print_copy_row(int width, const std::string& what, const fkbench::Timing& x, double ceil_us) {
+  std::printf("  %-*s %9.2f us (%9.2f)   %5.1f %% of the copy ceiling   %5.2fx\n", width, what.c_str(), x.median_us,
+              x.batch_us, 100.0 * ceil_us / x.median_us, x.median_us / ceil_us);
+}
 
 template <class RunCase>
 int run_matrix_cases(int argc, char** argv, const char* name, RunCase run_case) {
