@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "foldkit/cuda/device/grid_dependency.cuh"
+#include "foldkit/cuda/dispatch/programmatic_launch.cuh"
 #include "timing.hpp"
 
 namespace fkbench {
@@ -68,9 +69,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 template <int kThreads, int kBlocksPerSm, int kUnroll>
 void launch(const void* d, std::size_t bytes, int sm_count, unsigned* d_sink, unsigned sentinel, cudaStream_t s) {
   const unsigned grid = ceiling_grid(bytes, CeilingVariant{kBlocksPerSm, kThreads, kUnroll}, sm_count);
-  PdlLaunch pdl(grid, kThreads, s);
-  FKB_CHECK(cudaLaunchKernelEx(&pdl.config, read_ceiling_kernel<kThreads, kBlocksPerSm, kUnroll>,
-                               static_cast<const unsigned char*>(d), bytes, d_sink, sentinel));
+  FKB_CHECK(foldkit::cuda::launch_programmatic(read_ceiling_kernel<kThreads, kBlocksPerSm, kUnroll>, dim3(grid),
+                                               dim3(kThreads), s, static_cast<const unsigned char*>(d), bytes, d_sink,
+                                               sentinel));
 }
 
 using LaunchFn = void (*)(const void*, std::size_t, int, unsigned*, unsigned, cudaStream_t);

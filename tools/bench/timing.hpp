@@ -101,25 +101,6 @@ class OutputPool {
   std::size_t capacity_ = 0, stride_ = 0, copies_ = 0, cursor_ = 0;
 };
 
-// A launch configuration with the programmatic-stream-serialization (PDL) attribute, as the
-// library launches its kernels: for cudaLaunchKernelEx(&pdl.config, kernel, args...). Not
-// copyable: config.attrs points into it.
-struct PdlLaunch {
-  cudaLaunchConfig_t config = {};
-  cudaLaunchAttribute attribute[1] = {};
-  PdlLaunch(unsigned grid, unsigned block, cudaStream_t s) {
-    config.gridDim = dim3(grid);
-    config.blockDim = dim3(block);
-    config.stream = s;
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-  }
-  PdlLaunch(const PdlLaunch&) = delete;
-  PdlLaunch& operator=(const PdlLaunch&) = delete;
-};
-
 class LaunchGate {
  public:
   LaunchGate();

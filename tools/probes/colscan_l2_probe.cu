@@ -382,10 +382,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   for (Args& a : variants) calls.push_back([&](const void* in) { probe(a, in, next_out()); });
   const std::vector<fkbench::Timing> t = fkbench::time_interleaved(tp, st, pool, &gate, calls);
   const double ceil = t[0].median_us;
-  auto row = [&](const std::string& what, const fkbench::Timing& x) {
-    std::printf("  %-56s %9.2f us (%9.2f)   %5.1f %% of the copy ceiling\n", what.c_str(), x.median_us, x.batch_us,
-                100.0 * ceil / x.median_us);
-  };
+  auto row = [&](const std::string& what, const fkbench::Timing& x) { fkprobe::print_copy_row(56, what, x, ceil); };
   row("cudaMemcpyAsync (the copy ceiling)", t[0]);
   row("library: foldkit::cuda::inclusive_scan over dim 0", t[1]);
   for (std::size_t i = 0; i < variants.size(); ++i)

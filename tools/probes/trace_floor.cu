@@ -25,6 +25,7 @@
 #include "foldkit/cuda/device/reduce_full_kernel.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
 #include "foldkit/cuda/device/vector_load.cuh"
+#include "foldkit/cuda/dispatch/programmatic_launch.cuh"
 #include "foldkit/cuda/dispatch/reduce_launch.cuh"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/reduce.hpp"
@@ -98,15 +99,15 @@ __global__ void __launch_bounds__(1024)
 template <int kMode>
 void launch_floor(int unroll, int grid, int threads, const void* in, long long vectors, float* out, float* partials,
                   unsigned* ticket, cudaStream_t s) {
-  const fkbench::PdlLaunch pdl(static_cast<unsigned>(grid), static_cast<unsigned>(threads), s);
-  const cudaLaunchConfig_t& config = pdl.config;
+  const dim3 g(static_cast<unsigned>(grid)), b(static_cast<unsigned>(threads));
   const auto* vin = static_cast<const fc::Vec16<float>*>(in);
+  const auto launch = [&](auto kernel) { return fc::launch_programmatic(kernel, g, b, s, vin, vectors, out, partials, ticket); };
   cudaError_t err = cudaSuccess;
   switch (unroll) {
-    case 1: err = cudaLaunchKernelEx(&config, floor_sum_kernel<1, kMode>, vin, vectors, out, partials, ticket); break;
-    case 2: err = cudaLaunchKernelEx(&config, floor_sum_kernel<2, kMode>, vin, vectors, out, partials, ticket); break;
-    case 4: err = cudaLaunchKernelEx(&config, floor_sum_kernel<4, kMode>, vin, vectors, out, partials, ticket); break;
-    default: err = cudaLaunchKernelEx(&config, floor_sum_kernel<8, kMode>, vin, vectors, out, partials, ticket); break;
+    case 1: err = launch(floor_sum_kernel<1, kMode>); break;
+    case 2: err = launch(floor_sum_kernel<2, kMode>); break;
+    case 4: err = launch(floor_sum_kernel<4, kMode>); break;
+    default: err = launch(floor_sum_kernel<8, kMode>); break;
   }
   check_cuda(err, "floor kernel launch");
 }

@@ -26,6 +26,7 @@
 #include "foldkit/cuda/block/block_reduce.cuh"
 #include "foldkit/cuda/device/reduce_spec.cuh"
 #include "foldkit/cuda/device/reduce_trace.cuh"
+#include "foldkit/cuda/dispatch/programmatic_launch.cuh"
 #include "foldkit/cuda/dispatch/reduce_launch.cuh"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/reduce.hpp"
@@ -536,8 +537,8 @@ int launch_ab(std::int64_t n) {
       // the same kernel through cudaLaunchKernelEx with the PDL attribute, then the library's
       // argument validation (pointer checks, SM count) before a bare launch.
       report("  host: by cudaLaunchKernelEx + PDL attribute", [&](const void* in) {
-        const fkbench::PdlLaunch pdl(1, 256, s);
-        check_cuda(cudaLaunchKernelEx(&pdl.config, minimal_sum_kernel<false, false>, static_cast<const float4*>(in), d_out),
+        check_cuda(fc::launch_programmatic(minimal_sum_kernel<false, false>, dim3(1), dim3(256), s,
+                                           static_cast<const float4*>(in), d_out),
                    "launch");
       });
       report("  host: + the library's validate_reduce_args", [&](const void* in) {

@@ -11,6 +11,7 @@
 
 #include "foldkit/cuda/device/reduce_cluster_kernel.cuh"
 #include "foldkit/cuda/device/reduce_full_kernel.cuh"
+#include "foldkit/cuda/dispatch/programmatic_launch.cuh"
 #include "foldkit/cuda/dispatch/runtime.hpp"
 #include "foldkit/cuda/tuning/reduce_tuning.hpp"
 
@@ -119,16 +120,10 @@ void launch_reduce_full_unrolled(const typename Spec::input_type* d_in, std::int
   auto* bytes = static_cast<char*>(ws.ptr);
   auto* ticket = reinterpret_cast<unsigned int*>(bytes + kTicketOffset);
   auto* slots = reinterpret_cast<Slot*>(bytes + kPartialsOffset);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.grid));
-  config.blockDim = dim3(static_cast<unsigned>(plan.block_threads));
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = t.programmatic_launch ? 1 : 0;
-  check_cuda(cudaLaunchKernelEx(&config, kernel, d_in, n, split_for_vectors(d_in, n), d_out, slots, ticket, spec), "launching reduce_full_kernel");
+  check_cuda(launch_programmatic_if(t.programmatic_launch, kernel, dim3(static_cast<unsigned>(plan.grid)),
+                                    dim3(static_cast<unsigned>(plan.block_threads)), stream, d_in, n,
+                                    split_for_vectors(d_in, n), d_out, slots, ticket, spec),
+             "launching reduce_full_kernel");
 }
 
 // Launches with the tuning's unroll if Unrolls::has(unroll): only those unrolls are compiled
