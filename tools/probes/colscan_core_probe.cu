@@ -120,10 +120,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   outs.prepare(bytes);
   auto next_out = [&] { return outs.next(); };
   const foldkit::Device device = foldkit::Device::cuda(dev);
-  auto library = [&](const void* in, void* out) {
-    foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, foldkit::TensorView::contiguous(in, foldkit::DType::f32, {rows, cols}, device),
-                                  0, foldkit::TensorView::contiguous(out, foldkit::DType::f32, {rows, cols}, device), st);
-  };
+  auto library = [&](const void* in, void* out) { fkprobe::library_cumsum_dim0(in, out, rows, cols, device, st); };
 
   std::printf("\n== cumsum f32 dim 0 of (%lld, %lld): %zu bytes read + written ==\n", static_cast<long long>(rows),
               static_cast<long long>(cols), 2 * bytes);
@@ -132,10 +129,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     const void* in = pool.next();
     void* ref = next_out();
     void* got = next_out();
-    library(in, ref);
-    std::vector<float> h_ref(static_cast<std::size_t>(n));
-    check_cuda(cudaMemcpyAsync(h_ref.data(), ref, bytes, cudaMemcpyDeviceToHost, st), "copy");
-    check_cuda(cudaStreamSynchronize(st), "sync");
+    const std::vector<float> h_ref = fkprobe::library_reference(in, ref, rows, cols, device, st);
     for (const Variant& v : vs) {
       const fkprobe::VariantCheck c = fkprobe::check_variant([&](const void* i, void* o) { v.run(i, o, st); }, in, got, h_ref, st);
       if (!c.ok()) rc = 1;
@@ -147,7 +141,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   tp.reps_median = 40;
   tp.reps_batch = 80;
   std::vector<fkbench::Call> calls = {
-      [&](const void* in) { check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, st), "memcpy"); },
+      fkprobe::memcpy_call(bytes, next_out, st),
       [&](const void* in) { library(in, next_out()); },
       [&](const void* in) {
         foldkit::cuda::inclusive_scan<foldkit::ReduceOp::sum>(static_cast<const float*>(in), n, static_cast<float*>(next_out()), st);

@@ -341,10 +341,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     else colscan_l2_kernel<false><<<a.blocks, kThreads, 0, st>>>(a);
     check_cuda(cudaGetLastError(), "colscan_l2_kernel launch");
   };
-  auto library = [&](const void* in, void* out) {
-    foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, foldkit::TensorView::contiguous(in, foldkit::DType::f32, {rows, cols}, device),
-                                  0, foldkit::TensorView::contiguous(out, foldkit::DType::f32, {rows, cols}, device), st);
-  };
+  auto library = [&](const void* in, void* out) { fkprobe::library_cumsum_dim0(in, out, rows, cols, device, st); };
 
   // The check: one input, every variant twice (the counters' epochs), max |probe - library| / (|library| + 1).
   std::printf("\n== cumsum f32 dim 0 of (%lld, %lld): tiles of %lld rows x %d columns; %zu bytes read + written ==\n",
@@ -377,7 +374,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   tp.reps_median = 30;
   tp.reps_batch = 60;
   std::vector<fkbench::Call> calls = {
-      [&](const void* in) { check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, st), "memcpy"); },
+      fkprobe::memcpy_call(bytes, next_out, st),
       [&](const void* in) { library(in, next_out()); }};
   for (Args& a : variants) calls.push_back([&](const void* in) { probe(a, in, next_out()); });
   const std::vector<fkbench::Timing> t = fkbench::time_interleaved(tp, st, pool, &gate, calls);

@@ -294,10 +294,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     k.a(a, st);
     k.b(a, st);
   };
-  auto library = [&](const void* in, void* out) {
-    foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, foldkit::TensorView::contiguous(in, foldkit::DType::f32, {rows, cols}, device),
-                                  0, foldkit::TensorView::contiguous(out, foldkit::DType::f32, {rows, cols}, device), st);
-  };
+  auto library = [&](const void* in, void* out) { fkprobe::library_cumsum_dim0(in, out, rows, cols, device, st); };
 
   std::printf("\n== cumsum f32 dim 0 of (%lld, %lld): %lld tiles of 64 KiB; %zu bytes read + written ==\n",
               static_cast<long long>(rows), static_cast<long long>(cols), args.tiles, 2 * bytes);
@@ -306,10 +303,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
     const void* in = pool.next();
     void* ref = next_out();
     void* got = next_out();
-    library(in, ref);
-    std::vector<float> h_ref(static_cast<std::size_t>(rows * cols));
-    check_cuda(cudaMemcpyAsync(h_ref.data(), ref, bytes, cudaMemcpyDeviceToHost, st), "copy");
-    check_cuda(cudaStreamSynchronize(st), "sync");
+    const std::vector<float> h_ref = fkprobe::library_reference(in, ref, rows, cols, device, st);
     const fkprobe::VariantCheck c = fkprobe::check_variant(two_pass, in, got, h_ref, st);
     if (!c.ok()) rc = 1;
     std::printf("  check: max rel diff vs the library %.2e, two calls %s: %s\n", c.worst, c.same ? "bitwise equal" : "DIFFER",
@@ -319,7 +313,7 @@ int run_case(std::int64_t rows, std::int64_t cols, cudaStream_t st, fkbench::Lau
   tp.reps_median = 40;
   tp.reps_batch = 80;
   std::vector<fkbench::Call> calls = {
-      [&](const void* in) { check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, st), "memcpy"); },
+      fkprobe::memcpy_call(bytes, next_out, st),
       [&](const void* in) { library(in, next_out()); },
       [&](const void* in) { two_pass(in, next_out()); },
       [&](const void* in) { k.a(with(in, next_out()), st); },

@@ -15,9 +15,38 @@
 #include <vector>
 
 #include "foldkit/cuda/dispatch/runtime.hpp"
+#include "foldkit/cuda/tensor_scan.hpp"
+#include "foldkit/tensor.hpp"
 #include "timing.hpp"
 
 namespace fkprobe {
+
+// The library's cumsum over dim 0 of a row-major (rows, cols) f32 matrix on `device`, into a
+// row-major output: the column-scan probes' reference and rival.
+inline void library_cumsum_dim0(const void* in, void* out, std::int64_t rows, std::int64_t cols, const foldkit::Device& device,
+                                cudaStream_t st) {
+  foldkit::cuda::inclusive_scan(foldkit::ReduceOp::sum, foldkit::TensorView::contiguous(in, foldkit::DType::f32, {rows, cols}, device),
+                                0, foldkit::TensorView::contiguous(out, foldkit::DType::f32, {rows, cols}, device), st);
+}
+
+// The library's cumsum over dim 0 of `in` into `ref` (device), and its `count` floats on the host.
+inline std::vector<float> library_reference(const void* in, void* ref, std::int64_t rows, std::int64_t cols,
+                                            const foldkit::Device& device, cudaStream_t st) {
+  using foldkit::cuda::detail::check_cuda;
+  library_cumsum_dim0(in, ref, rows, cols, device, st);
+  std::vector<float> h(static_cast<std::size_t>(rows * cols));
+  check_cuda(cudaMemcpyAsync(h.data(), ref, h.size() * sizeof(float), cudaMemcpyDeviceToHost, st), "copy");
+  check_cuda(cudaStreamSynchronize(st), "sync");
+  return h;
+}
+
+// The copy ceiling's call for a timing list: cudaMemcpyAsync of `bytes` into next_out().
+template <class NextOut>
+fkbench::Call memcpy_call(std::size_t bytes, NextOut next_out, cudaStream_t st) {
+  return [bytes, next_out, st](const void* in) {
+    foldkit::cuda::detail::check_cuda(cudaMemcpyAsync(next_out(), in, bytes, cudaMemcpyDeviceToDevice, st), "memcpy");
+  };
+}
 
 // A variant's f32 result against a reference's (host copy `ref`): its output poisoned before each
 // of two calls on `in`; the largest relative difference |got - ref| / (|ref| + 1) (NaN: 1e30) and
